@@ -1,0 +1,117 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// Settings every Herald target shares: Swift 6 mode (strict concurrency) plus the
+/// upcoming features that make dependencies and existentials explicit.
+let strict: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "herald",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "herald", targets: ["herald"]),
+        .library(name: "HeraldPluginAPI", targets: ["HeraldPluginAPI"]),
+        .library(name: "HeraldTestKit", targets: ["HeraldTestKit"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-log", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-metrics", from: "2.13.0"),
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.13.0"),
+        .package(url: "https://github.com/groue/GRDB.swift", from: "7.10.0"),
+        .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
+        .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
+        .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+    ],
+    targets: [
+        // Pure value types: identifiers, events, outputs. No dependencies.
+        .target(name: "HeraldModel", swiftSettings: strict),
+        // The contract adapters compile against.
+        .target(
+            name: "HeraldPluginAPI",
+            dependencies: [
+                "HeraldModel",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "Metrics", package: "swift-metrics"),
+            ],
+            swiftSettings: strict
+        ),
+        // Router, store, badges, outbox, configuration and runtime. Knows no protocol.
+        .target(
+            name: "HeraldCore",
+            dependencies: [
+                "HeraldPluginAPI",
+                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The one explicit list of built-in adapters.
+        .target(
+            name: "HeraldAdapters",
+            dependencies: ["HeraldPluginAPI", "MQTTAdapter"],
+            swiftSettings: strict
+        ),
+        // Helpers for adapter and integration tests: a real broker, a publisher, temp dirs.
+        .target(
+            name: "HeraldTestKit",
+            dependencies: ["HeraldCore", "Mosquitto"],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "herald",
+            dependencies: [
+                "HeraldCore", "HeraldAdapters",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+            ],
+            swiftSettings: strict
+        ),
+        .executableTarget(
+            name: "herald-bench",
+            dependencies: [
+                "HeraldTestKit",
+                .product(name: "Histogram", package: "hdrhistogram-swift"),
+            ],
+            path: "Tests/Bench",
+            swiftSettings: strict
+        ),
+
+        // plugins/mqtt: the C library, its one Swift wrapper, the adapters.
+        .systemLibrary(
+            name: "CMosquitto",
+            path: "plugins/mqtt/CMosquitto",
+            pkgConfig: "libmosquitto",
+            providers: [.apt(["libmosquitto-dev"])]
+        ),
+        .target(name: "Mosquitto", dependencies: ["CMosquitto"], path: "plugins/mqtt/Mosquitto", swiftSettings: strict),
+        .target(
+            name: "MQTTAdapter",
+            dependencies: ["HeraldPluginAPI", "Mosquitto"],
+            path: "plugins/mqtt/MQTTAdapter",
+            swiftSettings: strict
+        ),
+
+        .testTarget(
+            name: "HeraldCoreTests",
+            dependencies: [
+                "HeraldCore", "HeraldTestKit",
+                .product(name: "PropertyBased", package: "swift-property-based"),
+            ],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "MQTTAdapterTests",
+            dependencies: ["MQTTAdapter", "HeraldCore", "HeraldTestKit"],
+            swiftSettings: strict
+        ),
+        .testTarget(
+            name: "HeraldIntegrationTests",
+            dependencies: ["HeraldCore", "HeraldAdapters", "HeraldTestKit", "herald"],
+            swiftSettings: strict
+        ),
+    ]
+)

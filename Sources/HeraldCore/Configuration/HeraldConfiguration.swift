@@ -1,0 +1,158 @@
+public import HeraldPluginAPI
+
+/// The whole `herald.yaml`, decoded strictly (unknown keys are errors).
+public struct HeraldConfiguration: Decodable, Sendable {
+    /// `store:` — where the chat store lives.
+    public var store: StoreSection
+    /// `router:` — presence TTL and preview length.
+    public var router: RouterSection
+    /// `outbox:` — delivery batching and the shutdown drain.
+    public var outbox: OutboxSection
+    /// `log:` — level.
+    public var log: LogSection
+    /// `sources:` — how events come in.
+    public var sources: [SourceSection]
+    /// `sinks:` — how outputs leave.
+    public var sinks: [SinkSection]
+
+    enum CodingKeys: String, CodingKey { case store, router, outbox, log, sources, sinks }
+
+    /// Decodes the file; absent sections take their defaults.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        store = try container.decodeIfPresent(StoreSection.self, forKey: .store) ?? StoreSection()
+        router = try container.decodeIfPresent(RouterSection.self, forKey: .router) ?? RouterSection()
+        outbox = try container.decodeIfPresent(OutboxSection.self, forKey: .outbox) ?? OutboxSection()
+        log = try container.decodeIfPresent(LogSection.self, forKey: .log) ?? LogSection()
+        sources = try container.decodeIfPresent([SourceSection].self, forKey: .sources) ?? []
+        sinks = try container.decodeIfPresent([SinkSection].self, forKey: .sinks) ?? []
+    }
+}
+
+/// `store:`
+public struct StoreSection: Decodable, Sendable {
+    /// SQLite file path (directories are created).
+    public var path: String = "var/herald.sqlite"
+    /// `full` (fsync every commit) or `normal` (survives process crashes, not power loss).
+    public var durability: SQLiteChatStore.Durability = .full
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        path = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "path")) ?? path
+        durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
+            ?? durability
+    }
+}
+
+/// `router:`
+public struct RouterSection: Decodable, Sendable {
+    /// Seconds a `chat.opened` lasts without renewal.
+    public var presenceTTLSeconds: Double = 300
+    /// Longest notification preview in characters.
+    public var previewLength: Int = 120
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        presenceTTLSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "presence_ttl_s")) ?? presenceTTLSeconds
+        previewLength = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "preview_length")) ?? previewLength
+    }
+
+    /// The router policy.
+    public var policy: RouterPolicy {
+        RouterPolicy(presenceTTLMilliseconds: Int64(presenceTTLSeconds * 1000), previewLength: previewLength)
+    }
+}
+
+/// `outbox:`
+public struct OutboxSection: Decodable, Sendable {
+    /// Outputs handed to a sink at once.
+    public var batchSize: Int = 256
+    /// Seconds to keep delivering after SIGTERM before leaving the rest for the next start.
+    public var drainTimeoutSeconds: Double = 5
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        batchSize = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "batch_size")) ?? batchSize
+        drainTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "drain_timeout_s")) ?? drainTimeoutSeconds
+    }
+}
+
+/// `log:`
+public struct LogSection: Decodable, Sendable {
+    /// `trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`.
+    public var level: Logger.Level = .info
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        level = try container.decodeIfPresent(Logger.Level.self, forKey: AnyCodingKey(stringValue: "level")) ?? level
+    }
+}
+
+/// One entry of `sources:` — `name`, `type`, then the adapter's own keys.
+public struct SourceSection: Decodable, Sendable {
+    /// Unique instance name.
+    public var name: String
+    /// Adapter type.
+    public var type: String
+    /// The adapter's decoded settings.
+    public var settings: any SourceConfiguration
+
+    /// Decodes the entry through the registry's descriptor for `type`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        name = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "name"))
+        type = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "type"))
+        let registry = decoder.userInfo[.adapterRegistry] as? AdapterRegistry ?? AdapterRegistry()
+        guard let descriptor = registry.sources[type] else {
+            throw UnknownAdapterType(type: type, known: registry.sources.keys.sorted(), path: decoder.codingPath)
+        }
+        settings = try descriptor.decode(decoder)
+    }
+}
+
+/// One entry of `sinks:`.
+public struct SinkSection: Decodable, Sendable {
+    /// Unique instance name.
+    public var name: String
+    /// Adapter type.
+    public var type: String
+    /// The adapter's decoded settings.
+    public var settings: any SinkConfiguration
+
+    /// Decodes the entry through the registry's descriptor for `type`.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        name = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "name"))
+        type = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "type"))
+        let registry = decoder.userInfo[.adapterRegistry] as? AdapterRegistry ?? AdapterRegistry()
+        guard let descriptor = registry.sinks[type] else {
+            throw UnknownAdapterType(type: type, known: registry.sinks.keys.sorted(), path: decoder.codingPath)
+        }
+        settings = try descriptor.decode(decoder)
+    }
+}
+
+/// A `type:` no registered adapter has.
+struct UnknownAdapterType: Error {
+    var type: String
+    var known: [String]
+    var path: [any CodingKey]
+}
+
+extension CodingUserInfoKey {
+    /// Where the decoder finds the adapter registry.
+    static let adapterRegistry = CodingUserInfoKey(rawValue: "herald.adapterRegistry")!
+}
+

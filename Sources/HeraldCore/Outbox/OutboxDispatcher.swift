@@ -1,0 +1,80 @@
+public import HeraldPluginAPI
+public import Logging
+public import CoreMetrics
+import Foundation
+import Metrics
+public import ServiceLifecycle
+
+/// Delivers one sink's outbox entries in order, at least once, retrying with jittered backoff while
+/// the sink is down. Entries leave the outbox only when the sink confirms them, so they survive
+/// restarts. On graceful shutdown it keeps flushing until the outbox is empty or the drain deadline
+/// passes; whatever is left is delivered after the next start.
+public final class OutboxDispatcher: Service {
+    let sink: any SinkAdapter
+    let store: any ChatStore
+    let subscription: OutboxSignal.Subscription
+    let logger: Logger
+    let batchSize: Int
+    let drainTimeout: Duration
+    let delivered: Counter
+    let failed: Counter
+
+    /// Creates a dispatcher for `sink`.
+    public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
+                metrics: any MetricsFactory, batchSize: Int = 256, drainTimeout: Duration = .seconds(5)) {
+        self.sink = sink
+        self.store = store
+        self.subscription = signal.subscribe()
+        self.logger = logger
+        self.batchSize = batchSize
+        self.drainTimeout = drainTimeout
+        let dimensions = [("sink", sink.name)]
+        delivered = Counter(label: "herald_sink_delivered_total", dimensions: dimensions, factory: metrics)
+        failed = Counter(label: "herald_sink_failed_total", dimensions: dimensions, factory: metrics)
+    }
+
+    /// Delivers until graceful shutdown, then drains.
+    public func run() async throws {
+        let shutdown = ShutdownSignal()
+        try await withGracefulShutdownHandler {
+            try await deliverLoop(shutdown: shutdown)
+        } onGracefulShutdown: {
+            shutdown.trigger()
+        }
+    }
+
+    private func deliverLoop(shutdown: ShutdownSignal) async throws {
+        var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
+        var drainDeadline: ContinuousClock.Instant?
+        while !Task.isCancelled {
+            if shutdown.isTriggered, drainDeadline == nil { drainDeadline = .now + drainTimeout }
+            if let drainDeadline, ContinuousClock.now >= drainDeadline {
+                logger.warning("Outbox not fully drained before shutdown; the rest is delivered after restart.",
+                               metadata: ["sink": "\(sink.name)"])
+                return
+            }
+            let batch = try store.pendingOutputs(sink: sink.name, limit: batchSize)
+            if batch.isEmpty {
+                if drainDeadline != nil { return }
+                await subscription.wait(timeout: .seconds(1))
+                continue
+            }
+            do {
+                let count = try await sink.deliver(batch)
+                try store.removeOutputs(sink: sink.name, sequences: batch.prefix(count).map(\.sequence))
+                delivered.increment(by: count)
+                if count == batch.count { backoff.reset(); continue }
+                throw SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed")
+            } catch let error as SinkError {
+                failed.increment()
+                try store.recordFailedAttempt(sink: sink.name, sequences: [batch[0].sequence])
+                let delay = error.retryAfterSeconds ?? backoff.nextDelaySeconds()
+                logger.warning("Sink delivery failed; retrying.", metadata: [
+                    "sink": "\(sink.name)", "error": "\(error)", "retry_in_s": "\(String(format: "%.2f", delay))",
+                ])
+                if drainDeadline != nil { return }
+                await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
+            }
+        }
+    }
+}

@@ -1,0 +1,79 @@
+import HeraldPluginAPI
+
+extension EventRouter {
+    /// `message.received`: store idempotently; unread +1 for every member but the sender for whom the
+    /// message is after their read position; a live message to members looking at the chat, a
+    /// notification to the others; a badge to everyone whose count changed.
+    func applyMessageReceived(_ message: MessageReceived, in tx: any ChatTransaction) throws -> Effect {
+        guard try tx.insertMessage(message, receivedAt: clock.now()) else { return .duplicate }
+        let chat = message.chat
+        let key = MessageKey(sentAt: message.sentAt, id: message.id)
+
+        // Participants join the inferred membership; anyone new to the effective set is recounted.
+        let before = try tx.members(of: chat)
+        try tx.addMembers([message.sender] + (message.recipients ?? []), to: chat, declared: false)
+        let members = try tx.members(of: chat)
+        var recount = members.subtracting(before)
+
+        // Reads that arrived before this message now resolve.
+        var outputs: [Output] = []
+        for pending in try tx.takePendingReads(chat: chat, upTo: message.id) {
+            outputs += try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt, in: tx) ?? []
+            recount.insert(pending.user)
+        }
+        var changed = try settleUnread(recount, in: chat, tx: tx)
+
+        // Everyone else: +1 when the message is after their position (a late message may already be read).
+        var unreadFor: [UserID] = []
+        for user in members.sorted() where user != message.sender {
+            let position = try tx.readPosition(user: user, chat: chat)
+            guard position.map({ key > $0 }) ?? true else { continue }
+            unreadFor.append(user)
+            if !recount.contains(user) {
+                try tx.setUnread(user: user, chat: chat, count: try tx.unread(user: user, chat: chat) + 1)
+                changed.insert(user)
+            }
+        }
+
+        let now = clock.now()
+        for user in unreadFor {
+            if let until = try tx.presence(user: user, chat: chat), until > now {
+                outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
+            } else {
+                outputs.append(.notification(InAppNotification(
+                    recipient: user, chat: chat, messageID: message.id, sender: message.sender,
+                    preview: preview(of: message.body), badgeTotal: try tx.badge(for: user).unread)))
+            }
+        }
+        outputs += try badgeOutputs(for: changed, in: tx)
+        return Effect(applied: true, outputs: outputs)
+    }
+
+    /// The start of a body, at most ``RouterPolicy/previewLength`` characters including the ellipsis.
+    func preview(of body: String) -> String {
+        guard body.count > policy.previewLength else { return body }
+        return String(body.prefix(max(0, policy.previewLength - 1))) + "…"
+    }
+
+    /// Recounts unread for `users` in `chat` from stored messages (0 for non-members).
+    /// - Returns: the users whose count changed.
+    func settleUnread(_ users: Set<UserID>, in chat: ChatID, tx: any ChatTransaction) throws -> Set<UserID> {
+        guard !users.isEmpty else { return [] }
+        let members = try tx.members(of: chat)
+        var changed: Set<UserID> = []
+        for user in users {
+            let target = members.contains(user)
+                ? try tx.countUnread(user: user, chat: chat, after: try tx.readPosition(user: user, chat: chat)) : 0
+            if target != (try tx.unread(user: user, chat: chat)) {
+                try tx.setUnread(user: user, chat: chat, count: target)
+                changed.insert(user)
+            }
+        }
+        return changed
+    }
+
+    /// A badge output per user, in a stable order.
+    func badgeOutputs(for users: Set<UserID>, in tx: any ChatTransaction) throws -> [Output] {
+        try users.sorted().map { .badge(try tx.badge(for: $0)) }
+    }
+}

@@ -1,0 +1,106 @@
+public import HeraldPluginAPI
+public import Logging
+import CoreMetrics
+
+/// The single entry point that changes the chat model.
+///
+/// For every batch a source commits, the router applies each event to the store and queues the
+/// outputs that event produces, all in one transaction (a transactional outbox); rejected inputs go
+/// to the dead-letter queue in the same transaction. After the commit it wakes the outbox dispatchers.
+/// The exhaustive `switch` in ``apply(_:in:)`` is the product's spine: model first, then outputs built
+/// from the model as it is after the change.
+public final class EventRouter: IngestHandle {
+    let store: any ChatStore
+    let policy: RouterPolicy
+    let routing: OutputRouting
+    let clock: any WallClock
+    let metrics: RouterMetrics
+    let signal: OutboxSignal
+    let logger: Logger
+    let totals: IngestTotals
+    private let rejectionLog: RateLimitedLog
+
+    /// Creates a router.
+    public init(store: any ChatStore, policy: RouterPolicy, routing: OutputRouting, clock: any WallClock,
+                metrics: RouterMetrics, signal: OutboxSignal, logger: Logger, totals: IngestTotals = IngestTotals()) {
+        self.totals = totals
+        self.store = store
+        self.policy = policy
+        self.routing = routing
+        self.clock = clock
+        self.metrics = metrics
+        self.signal = signal
+        self.logger = logger
+        self.rejectionLog = RateLimitedLog(intervalMilliseconds: 10_000)
+    }
+
+    /// Applies `records` in order in one transaction.
+    public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
+        guard !records.isEmpty else { return IngestReport() }
+        let started = ContinuousClock.now
+        let report: IngestReport
+        do {
+            report = try store.write { tx in
+                var report = IngestReport()
+                for record in records {
+                    switch record.outcome {
+                    case .event(let event):
+                        let effect = try apply(event, in: tx)
+                        effect.applied ? (report.applied += 1) : (report.duplicates += 1)
+                        for output in effect.outputs {
+                            let sinks = routing.sinks(for: output)
+                            try tx.enqueue(output, sinks: sinks, at: record.provenance.receivedAt)
+                            report.outputs += sinks.count
+                        }
+                    case .rejected(let rejection):
+                        try tx.deadLetter(rejection, provenance: record.provenance, raw: record.raw)
+                        report.deadLettered += 1
+                    }
+                }
+                return report
+            }
+        } catch {
+            metrics.commitFailures.increment()
+            throw IngestError("commit of \(records.count) records failed: \(error)")
+        }
+        metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started)
+        totals.add(report)
+        logRejections(records)
+        if report.outputs > 0 { signal.notify() }
+        return report
+    }
+
+    /// Applies one event. Returns whether it changed the model and the outputs it produced.
+    func apply(_ event: ChatEvent, in tx: any ChatTransaction) throws -> Effect {
+        switch event {
+        case .messageReceived(let message): try applyMessageReceived(message, in: tx)
+        case .messagesRead(let read): try applyMessagesRead(read, in: tx)
+        case .chatCreated(let created): try applyChatCreated(created, in: tx)
+        case .chatOpened(let focus): try applyFocus(focus, open: true, in: tx)
+        case .chatClosed(let focus): try applyFocus(focus, open: false, in: tx)
+        }
+    }
+
+    private func logRejections(_ records: [SourceRecord]) {
+        for record in records {
+            guard case .rejected(let rejection) = record.outcome else { continue }
+            if let suppressed = rejectionLog.admit(key: rejection.reason.rawValue, now: clock.now()) {
+                logger.warning("Input dead-lettered.", metadata: [
+                    "adapter": "\(record.provenance.adapter)", "origin": "\(record.provenance.origin)",
+                    "reason": "\(rejection.reason.rawValue)", "detail": "\(rejection.detail)",
+                    "suppressed_since_last": "\(suppressed)",
+                ])
+            }
+        }
+    }
+}
+
+/// What applying one event did.
+struct Effect {
+    /// `false` for a redelivery or an event that changed nothing it could.
+    var applied: Bool
+    /// Outputs built from the model after the change.
+    var outputs: [Output]
+
+    static let duplicate = Effect(applied: false, outputs: [])
+}

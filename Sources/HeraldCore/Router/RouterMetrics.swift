@@ -1,0 +1,69 @@
+import HeraldPluginAPI
+public import Metrics
+public import CoreMetrics
+import Synchronization
+
+/// The router's metrics: per adapter normalised / dead-lettered / duplicate counts, commit batch
+/// sizes and latencies, outputs queued. Created from an injected factory (no global bootstrap).
+public final class RouterMetrics: Sendable {
+    private let factory: any MetricsFactory
+    private let perAdapter = Mutex<[String: AdapterCounters]>([:])
+    /// Records per committed batch.
+    public let batchSize: Recorder
+    /// Commit latency.
+    public let commitDuration: Metrics.Timer
+    /// Outputs queued in the outbox.
+    public let outputsQueued: Counter
+    /// Failed commits (nothing of the batch was stored).
+    public let commitFailures: Counter
+
+    /// Creates the metrics.
+    public init(factory: any MetricsFactory) {
+        self.factory = factory
+        batchSize = Recorder(label: "herald_commit_batch_size", factory: factory)
+        commitDuration = Metrics.Timer(label: "herald_commit_duration_seconds", factory: factory)
+        outputsQueued = Counter(label: "herald_outputs_queued_total", factory: factory)
+        commitFailures = Counter(label: "herald_commit_failures_total", factory: factory)
+    }
+
+    struct AdapterCounters: Sendable {
+        let normalised: Counter
+        let deadLettered: Counter
+        let duplicates: Counter
+    }
+
+    private func counters(for adapter: String) -> AdapterCounters {
+        perAdapter.withLock { table in
+            if let existing = table[adapter] { return existing }
+            let dimensions = [("adapter", adapter)]
+            let made = AdapterCounters(
+                normalised: Counter(label: "herald_events_normalised_total", dimensions: dimensions, factory: factory),
+                deadLettered: Counter(label: "herald_events_dead_lettered_total", dimensions: dimensions, factory: factory),
+                duplicates: Counter(label: "herald_events_duplicate_total", dimensions: dimensions, factory: factory))
+            table[adapter] = made
+            return made
+        }
+    }
+
+    func recordCommit(_ records: [SourceRecord], report: IngestReport, duration: Duration) {
+        batchSize.record(records.count)
+        commitDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        outputsQueued.increment(by: report.outputs)
+        // Attribute to adapters: a batch normally comes from one adapter, so group cheaply.
+        var byAdapter: [String: (events: Int, rejected: Int)] = [:]
+        for record in records {
+            switch record.outcome {
+            case .event: byAdapter[record.provenance.adapter, default: (0, 0)].events += 1
+            case .rejected: byAdapter[record.provenance.adapter, default: (0, 0)].rejected += 1
+            }
+        }
+        for (adapter, counts) in byAdapter {
+            let counters = counters(for: adapter)
+            counters.normalised.increment(by: counts.events)
+            counters.deadLettered.increment(by: counts.rejected)
+        }
+        if report.duplicates > 0, let adapter = records.first?.provenance.adapter {
+            counters(for: adapter).duplicates.increment(by: report.duplicates)
+        }
+    }
+}

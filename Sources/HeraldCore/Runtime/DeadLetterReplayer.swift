@@ -1,0 +1,62 @@
+public import HeraldPluginAPI
+
+/// Re-runs dead-lettered inputs through their adapter's current normaliser (after a config fix).
+/// Inputs that now normalise are committed through the router and marked replayed; the others stay.
+/// Replaying twice is harmless: events are idempotent and replayed rows are skipped.
+public struct DeadLetterReplayer: Sendable {
+    /// What a replay did.
+    public struct Summary: Sendable, Hashable {
+        /// Rows that became events and were applied.
+        public var replayed = 0
+        /// Rows that still fail, with the new reason.
+        public var stillFailing: [(id: Int64, rejection: Rejection)] = []
+        /// Rows whose adapter is not in the config.
+        public var unknownAdapter = 0
+
+        /// Equality by counts and ids.
+        public static func == (lhs: Self, rhs: Self) -> Bool {
+            lhs.replayed == rhs.replayed && lhs.unknownAdapter == rhs.unknownAdapter
+                && lhs.stillFailing.map(\.id) == rhs.stillFailing.map(\.id)
+        }
+
+        /// Hashes the counts.
+        public func hash(into hasher: inout Hasher) {
+            hasher.combine(replayed)
+            hasher.combine(unknownAdapter)
+        }
+    }
+
+    let store: any ChatStore
+    let router: EventRouter
+    let normalisers: [String: any ReplayNormaliser]
+    let clock: any WallClock
+
+    /// Creates a replayer; `normalisers` maps source names to their normalisers.
+    public init(store: any ChatStore, router: EventRouter, normalisers: [String: any ReplayNormaliser], clock: any WallClock) {
+        self.store = store
+        self.router = router
+        self.normalisers = normalisers
+        self.clock = clock
+    }
+
+    /// Replays up to `limit` rows, optionally only those of one adapter.
+    public func replay(limit: Int, adapter: String? = nil) throws -> Summary {
+        var summary = Summary()
+        for letter in try store.deadLetters(limit: limit, includeReplayed: false) where adapter == nil || letter.provenance.adapter == adapter {
+            guard let normaliser = normalisers[letter.provenance.adapter] else {
+                summary.unknownAdapter += 1
+                continue
+            }
+            let record = normaliser.normalise(letter.raw, provenance: letter.provenance)
+            switch record.outcome {
+            case .event:
+                _ = try router.commit([record])
+                try store.write { tx in try tx.markReplayed(deadLetter: letter.id, at: clock.now()) }
+                summary.replayed += 1
+            case .rejected(let rejection):
+                summary.stillFailing.append((letter.id, rejection))
+            }
+        }
+        return summary
+    }
+}

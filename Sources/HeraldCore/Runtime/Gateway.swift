@@ -1,0 +1,79 @@
+import Foundation
+public import HeraldPluginAPI
+import ServiceLifecycle
+import UnixSignals
+
+/// Assembles a running gateway from a validated configuration: the store, the router, one service
+/// per source and sink, an outbox dispatcher per sink, and a progress reporter, in one service group.
+///
+/// Shutdown (SIGTERM/SIGINT) runs in reverse order of start: the reporter stops, sources stop taking
+/// input and commit and acknowledge what is in flight, dispatchers drain the outbox (bounded by
+/// `outbox.drain_timeout_s`), sinks disconnect.
+public struct Gateway: Sendable {
+    let configuration: HeraldConfiguration
+    let logger: Logger
+    let metrics: any MetricsFactory
+    let clock: any WallClock
+
+    /// Creates a gateway.
+    public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock()) {
+        self.configuration = configuration
+        self.logger = logger
+        self.metrics = metrics
+        self.clock = clock
+    }
+
+    /// Runs until a shutdown signal; returns after a graceful shutdown.
+    public func run() async throws {
+        let store = try SQLiteChatStore(path: configuration.store.path, durability: configuration.store.durability)
+        let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
+        let signal = OutboxSignal()
+        let totals = IngestTotals()
+        let router = EventRouter(
+            store: store, policy: configuration.router.policy,
+            routing: OutputRouting(sinkAccepts: sinks.map { ($0.name, $0.accepts) }), clock: clock,
+            metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals)
+
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        for sink in sinks {
+            let sinkLogger = logger.with("sink", sink.name)
+            services.append(.init(service: SinkService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
+            services.append(.init(service: OutboxDispatcher(
+                sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics,
+                batchSize: configuration.outbox.batchSize,
+                drainTimeout: .milliseconds(Int64(configuration.outbox.drainTimeoutSeconds * 1000)))))
+        }
+        for section in configuration.sources {
+            let source = try section.settings.makeSource(name: section.name)
+            let context = SourceContext(ingest: router, logger: logger.with("source", section.name),
+                                        metrics: SourceMetrics(adapter: section.name, factory: metrics),
+                                        shutdown: ShutdownSignal(), clock: clock)
+            services.append(.init(service: SourceService(source: source, context: context)))
+        }
+        services.append(.init(service: ProgressReporter(totals: totals, store: store, logger: logger)))
+
+        var groupConfiguration = ServiceGroupConfiguration(
+            services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger.with("component", "lifecycle"))
+        groupConfiguration.maximumGracefulShutdownDuration = .seconds(9)
+        groupConfiguration.maximumCancellationDuration = .seconds(1)
+        logger.info("Herald starting.", metadata: [
+            "store": "\(configuration.store.path)", "sources": "\(configuration.sources.map(\.name))",
+            "sinks": "\(configuration.sinks.map(\.name))",
+        ])
+        try await ServiceGroup(configuration: groupConfiguration).run()
+        let summary = totals.snapshot()
+        logger.info("Herald stopped.", metadata: [
+            "applied": "\(summary.applied)", "duplicates": "\(summary.duplicates)", "dead_lettered": "\(summary.deadLettered)",
+            "outbox_depth": "\((try? store.outboxDepth().values.reduce(0, +)) ?? -1)",
+        ])
+    }
+}
+
+extension Logger {
+    /// A copy with one more metadata value.
+    func with(_ key: String, _ value: String) -> Logger {
+        var copy = self
+        copy[metadataKey: key] = "\(value)"
+        return copy
+    }
+}

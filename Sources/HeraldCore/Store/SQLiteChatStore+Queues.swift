@@ -1,0 +1,61 @@
+import Foundation
+import GRDB
+public import HeraldPluginAPI
+
+extension SQLiteChatStore {
+    /// Up to `limit` outbox entries for `sink`, oldest first.
+    public func pendingOutputs(sink: String, limit: Int) throws -> [OutboxEnvelope] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT seq, kind, payload, created_at, attempts FROM outbox WHERE sink = ? ORDER BY seq LIMIT ?",
+                             arguments: [sink, limit]).map { row in
+                OutboxEnvelope(sequence: row["seq"], output: try OutputCoding.decode(kind: row["kind"], payload: row["payload"]),
+                               createdAt: Timestamp(milliseconds: row["created_at"]), attempts: row["attempts"])
+            }
+        }
+    }
+
+    /// Removes delivered entries.
+    public func removeOutputs(sink: String, sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        try pool.write { db in
+            for sequence in sequences {
+                try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?").execute(arguments: [sequence, sink])
+            }
+        }
+    }
+
+    /// Counts a failed attempt for the entries.
+    public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        try pool.write { db in
+            for sequence in sequences {
+                try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1 WHERE seq = ? AND sink = ?", arguments: [sequence, sink])
+            }
+        }
+    }
+
+    /// Undelivered entries per sink.
+    public func outboxDepth() throws -> [String: Int] {
+        try pool.read { db in
+            var depth: [String: Int] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT sink, count(*) AS n FROM outbox GROUP BY sink") { depth[row["sink"]] = row["n"] }
+            return depth
+        }
+    }
+
+    /// Dead-lettered inputs, oldest first.
+    public func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter] {
+        try pool.read { db in
+            let filter = includeReplayed ? "" : "WHERE replayed_at IS NULL"
+            return try Row.fetchAll(db, sql: "SELECT * FROM dead_letters \(filter) ORDER BY id LIMIT ?", arguments: [limit]).map { row in
+                let reason = RejectionReason(rawValue: row["reason"]) ?? .malformedJSON
+                let raw: Data = row["raw"]
+                return DeadLetter(
+                    id: row["id"], rejection: Rejection(reason, row["detail"]),
+                    provenance: Provenance(adapter: row["adapter"], origin: row["origin"], rawSize: row["raw_size"],
+                                           receivedAt: Timestamp(milliseconds: row["received_at"])),
+                    raw: [UInt8](raw), replayedAt: (row["replayed_at"] as Int64?).map { Timestamp(milliseconds: $0) })
+            }
+        }
+    }
+}

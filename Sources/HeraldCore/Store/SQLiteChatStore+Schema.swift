@@ -1,0 +1,48 @@
+import GRDB
+
+extension SQLiteChatStore {
+    /// Schema migrations, applied in order on open. Never edit a shipped migration; add a new one.
+    static var migrator: DatabaseMigrator {
+        var migrator = DatabaseMigrator()
+        migrator.registerMigration("v1-chat-model") { db in
+            try db.execute(sql: """
+                CREATE TABLE messages(
+                    chat TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, body TEXT NOT NULL,
+                    sent_at INTEGER NOT NULL, received_at INTEGER NOT NULL,
+                    PRIMARY KEY (chat, id)) WITHOUT ROWID;
+                CREATE INDEX messages_in_order ON messages(chat, sent_at, id);
+                CREATE TABLE chats(chat TEXT PRIMARY KEY NOT NULL, declared INTEGER NOT NULL DEFAULT 0) WITHOUT ROWID;
+                CREATE TABLE chat_members(
+                    chat TEXT NOT NULL, user TEXT NOT NULL,
+                    declared INTEGER NOT NULL DEFAULT 0, inferred INTEGER NOT NULL DEFAULT 0,
+                    PRIMARY KEY (chat, user)) WITHOUT ROWID;
+                CREATE TABLE read_positions(
+                    user TEXT NOT NULL, chat TEXT NOT NULL, sent_at INTEGER NOT NULL, message_id TEXT NOT NULL,
+                    PRIMARY KEY (user, chat)) WITHOUT ROWID;
+                CREATE TABLE pending_reads(
+                    chat TEXT NOT NULL, message_id TEXT NOT NULL, user TEXT NOT NULL, read_at INTEGER NOT NULL,
+                    PRIMARY KEY (chat, message_id, user)) WITHOUT ROWID;
+                CREATE TABLE unread(
+                    user TEXT NOT NULL, chat TEXT NOT NULL, count INTEGER NOT NULL,
+                    PRIMARY KEY (user, chat)) WITHOUT ROWID;
+                CREATE TABLE presence(
+                    user TEXT NOT NULL, chat TEXT NOT NULL, until INTEGER NOT NULL,
+                    PRIMARY KEY (user, chat)) WITHOUT ROWID;
+                """)
+        }
+        migrator.registerMigration("v1-outbox-and-dlq") { db in
+            try db.execute(sql: """
+                CREATE TABLE outbox(
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT NOT NULL, recipient TEXT NOT NULL,
+                    kind TEXT NOT NULL, payload BLOB NOT NULL, created_at INTEGER NOT NULL,
+                    attempts INTEGER NOT NULL DEFAULT 0);
+                CREATE INDEX outbox_by_sink ON outbox(sink, seq);
+                CREATE TABLE dead_letters(
+                    id INTEGER PRIMARY KEY AUTOINCREMENT, adapter TEXT NOT NULL, origin TEXT NOT NULL,
+                    reason TEXT NOT NULL, detail TEXT NOT NULL, raw BLOB NOT NULL, raw_size INTEGER NOT NULL,
+                    received_at INTEGER NOT NULL, replayed_at INTEGER);
+                """)
+        }
+        return migrator
+    }
+}

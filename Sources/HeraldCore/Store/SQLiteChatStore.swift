@@ -1,0 +1,93 @@
+import Foundation
+import GRDB
+public import HeraldPluginAPI
+
+/// The SQLite chat store: one file in WAL mode, one writer, readers that never block it.
+public final class SQLiteChatStore: ChatStore {
+    /// How hard SQLite syncs each commit.
+    public enum Durability: String, Sendable, Codable, CaseIterable {
+        /// fsync on every commit: survives power loss.
+        case full
+        /// fsync at checkpoints: survives process crashes (`kill -9`), may lose the last commits on power loss.
+        case normal
+    }
+
+    let pool: DatabasePool
+    /// The database file.
+    public let path: String
+
+    /// Opens (creating if needed) and migrates the store at `path`.
+    public init(path: String, durability: Durability = .full, readOnly: Bool = false) throws {
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(10)
+        configuration.prepareDatabase { db in
+            if !readOnly { try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")") }
+        }
+        let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
+        if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        self.path = path
+        self.pool = try DatabasePool(path: path, configuration: configuration)
+        if !readOnly { try Self.migrator.migrate(pool) }
+    }
+
+    /// Runs `body` in one write transaction.
+    public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
+        try pool.write { db in try body(SQLiteTransaction(db: db)) }
+    }
+
+    /// A user's badge from committed data.
+    public func badge(for user: UserID) throws -> BadgeUpdate {
+        try pool.read { db in try SQLiteTransaction(db: db).badge(for: user) }
+    }
+
+    /// Row counts of committed data.
+    public func statistics() throws -> StoreStatistics {
+        try pool.read { db in
+            StoreStatistics(
+                messages: try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") ?? 0,
+                deadLetters: try Int.fetchOne(db, sql: "SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") ?? 0,
+                outbox: try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0)
+        }
+    }
+
+    /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks.
+    public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
+        try pool.read { db in
+            let tx = SQLiteTransaction(db: db)
+            let pairs = try Row.fetchAll(db, sql: """
+                SELECT user, chat FROM chat_members m
+                WHERE (SELECT declared FROM chats c WHERE c.chat = m.chat) = 1 AND declared = 1
+                   OR (SELECT declared FROM chats c WHERE c.chat = m.chat) = 0 AND inferred = 1
+                UNION SELECT user, chat FROM unread
+                """)
+            return try pairs.map { row in
+                let user = UserID(row["user"] as String)
+                let chat = ChatID(row["chat"] as String)
+                let members = try tx.members(of: chat)
+                let recount = members.contains(user)
+                    ? try tx.countUnread(user: user, chat: chat, after: try tx.readPosition(user: user, chat: chat)) : 0
+                return (user, chat, try tx.unread(user: user, chat: chat), recount)
+            }
+        }
+    }
+
+    /// A canonical dump of the model tables (not the outbox or presence), for comparing stores.
+    public func modelSnapshot() throws -> [String] {
+        try pool.read { db in
+            var lines: [String] = []
+            let queries = [
+                "SELECT 'm', chat, id, sender, body, sent_at FROM messages ORDER BY chat, id",
+                "SELECT 'c', chat, declared FROM chats ORDER BY chat",
+                "SELECT 'cm', chat, user, declared, inferred FROM chat_members ORDER BY chat, user",
+                "SELECT 'r', user, chat, sent_at, message_id FROM read_positions ORDER BY user, chat",
+                "SELECT 'p', chat, message_id, user FROM pending_reads ORDER BY chat, message_id, user",
+                "SELECT 'u', user, chat, count FROM unread ORDER BY user, chat",
+            ]
+            for sql in queries {
+                for row in try Row.fetchAll(db, sql: sql) { lines.append(row.description) }
+            }
+            return lines
+        }
+    }
+}

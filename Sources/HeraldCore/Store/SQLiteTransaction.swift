@@ -1,0 +1,142 @@
+import Foundation
+import GRDB
+import HeraldPluginAPI
+
+/// The chat-model primitives of ``ChatTransaction`` over one GRDB connection inside a transaction.
+/// Statements are cached per connection, so the hot path prepares nothing.
+struct SQLiteTransaction: ChatTransaction {
+    let db: Database
+
+    private func run(_ sql: String, _ arguments: StatementArguments) throws {
+        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    }
+
+    func insertMessage(_ message: MessageReceived, receivedAt: Timestamp) throws -> Bool {
+        try run("INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES (?,?,?,?,?,?)",
+                [message.chat.rawValue, message.id.rawValue, message.sender.rawValue, message.body,
+                 message.sentAt.milliseconds, receivedAt.milliseconds])
+        return db.changesCount > 0
+    }
+
+    func messageKey(chat: ChatID, id: MessageID) throws -> MessageKey? {
+        let sentAt = try Int64.fetchOne(db.cachedStatement(sql: "SELECT sent_at FROM messages WHERE chat = ? AND id = ?"),
+                                        arguments: [chat.rawValue, id.rawValue])
+        return sentAt.map { MessageKey(sentAt: Timestamp(milliseconds: $0), id: id) }
+    }
+
+    func members(of chat: ChatID) throws -> Set<UserID> {
+        let declared = try Bool.fetchOne(db.cachedStatement(sql: "SELECT declared FROM chats WHERE chat = ?"),
+                                         arguments: [chat.rawValue]) ?? false
+        let sql = declared
+            ? "SELECT user FROM chat_members WHERE chat = ? AND declared = 1"
+            : "SELECT user FROM chat_members WHERE chat = ? AND inferred = 1"
+        return Set(try String.fetchAll(db.cachedStatement(sql: sql), arguments: [chat.rawValue]).map { UserID($0) })
+    }
+
+    func addMembers(_ users: [UserID], to chat: ChatID, declared: Bool) throws {
+        try run("INSERT INTO chats(chat, declared) VALUES (?, ?) ON CONFLICT(chat) DO UPDATE SET declared = max(declared, excluded.declared)",
+                [chat.rawValue, declared])
+        let sql = declared
+            ? "INSERT INTO chat_members(chat, user, declared) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET declared = 1"
+            : "INSERT INTO chat_members(chat, user, inferred) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET inferred = 1"
+        for user in users { try run(sql, [chat.rawValue, user.rawValue]) }
+    }
+
+    func readPosition(user: UserID, chat: ChatID) throws -> MessageKey? {
+        let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT sent_at, message_id FROM read_positions WHERE user = ? AND chat = ?"),
+                                   arguments: [user.rawValue, chat.rawValue])
+        return row.map { MessageKey(sentAt: Timestamp(milliseconds: $0["sent_at"]), id: MessageID($0["message_id"] as String)) }
+    }
+
+    func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws {
+        try run("INSERT OR REPLACE INTO read_positions(user, chat, sent_at, message_id) VALUES (?,?,?,?)",
+                [user.rawValue, chat.rawValue, key.sentAt.milliseconds, key.id.rawValue])
+    }
+
+    func addPendingRead(user: UserID, chat: ChatID, upTo: MessageID, readAt: Timestamp) throws {
+        try run("INSERT INTO pending_reads(chat, message_id, user, read_at) VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)",
+                [chat.rawValue, upTo.rawValue, user.rawValue, readAt.milliseconds])
+    }
+
+    func takePendingReads(chat: ChatID, upTo: MessageID) throws -> [(user: UserID, readAt: Timestamp)] {
+        let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT user, read_at FROM pending_reads WHERE chat = ? AND message_id = ?"),
+                                    arguments: [chat.rawValue, upTo.rawValue])
+        guard !rows.isEmpty else { return [] }
+        try run("DELETE FROM pending_reads WHERE chat = ? AND message_id = ?", [chat.rawValue, upTo.rawValue])
+        return rows.map { (UserID($0["user"] as String), Timestamp(milliseconds: $0["read_at"])) }
+    }
+
+    func unread(user: UserID, chat: ChatID) throws -> Int {
+        try Int.fetchOne(db.cachedStatement(sql: "SELECT count FROM unread WHERE user = ? AND chat = ?"),
+                         arguments: [user.rawValue, chat.rawValue]) ?? 0
+    }
+
+    func setUnread(user: UserID, chat: ChatID, count: Int) throws {
+        if count == 0 {
+            try run("DELETE FROM unread WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
+        } else {
+            try run("INSERT OR REPLACE INTO unread(user, chat, count) VALUES (?,?,?)", [user.rawValue, chat.rawValue, count])
+        }
+    }
+
+    func countUnread(user: UserID, chat: ChatID, after position: MessageKey?) throws -> Int {
+        guard let position else {
+            return try Int.fetchOne(db.cachedStatement(sql: "SELECT count(*) FROM messages WHERE chat = ? AND sender <> ?"),
+                                    arguments: [chat.rawValue, user.rawValue]) ?? 0
+        }
+        return try Int.fetchOne(db.cachedStatement(sql: """
+            SELECT count(*) FROM messages WHERE chat = ? AND sender <> ? AND (sent_at, id) > (?, ?)
+            """), arguments: [chat.rawValue, user.rawValue, position.sentAt.milliseconds, position.id.rawValue]) ?? 0
+    }
+
+    func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws -> Set<UserID> {
+        let lower = after ?? MessageKey(sentAt: Timestamp(milliseconds: Int64.min), id: "")
+        let senders = try String.fetchAll(db.cachedStatement(sql: """
+            SELECT DISTINCT sender FROM messages
+            WHERE chat = ? AND sender <> ? AND (sent_at, id) > (?, ?) AND (sent_at, id) <= (?, ?)
+            """), arguments: [chat.rawValue, reader.rawValue, lower.sentAt.milliseconds, lower.id.rawValue,
+                              through.sentAt.milliseconds, through.id.rawValue])
+        return Set(senders.map { UserID($0) })
+    }
+
+    func badge(for user: UserID) throws -> BadgeUpdate {
+        var chats: [String: Int] = [:]
+        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT chat, count FROM unread WHERE user = ?"), arguments: [user.rawValue]) {
+            chats[row["chat"]] = row["count"]
+        }
+        return BadgeUpdate(recipient: user, unread: chats.values.reduce(0, +), chats: chats)
+    }
+
+    func presence(user: UserID, chat: ChatID) throws -> Timestamp? {
+        try Int64.fetchOne(db.cachedStatement(sql: "SELECT until FROM presence WHERE user = ? AND chat = ?"),
+                           arguments: [user.rawValue, chat.rawValue]).map { Timestamp(milliseconds: $0) }
+    }
+
+    func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws {
+        if let until {
+            try run("INSERT OR REPLACE INTO presence(user, chat, until) VALUES (?,?,?)", [user.rawValue, chat.rawValue, until.milliseconds])
+        } else {
+            try run("DELETE FROM presence WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
+        }
+    }
+
+    func enqueue(_ output: Output, sinks: [String], at time: Timestamp) throws {
+        guard !sinks.isEmpty else { return }
+        let payload = try OutputCoding.encode(output)
+        for sink in sinks {
+            try run("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                    [sink, output.recipient.rawValue, output.kind.rawValue, payload, time.milliseconds])
+        }
+    }
+
+    func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws {
+        try run("""
+            INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
+            """, [provenance.adapter, provenance.origin, rejection.reason.rawValue, rejection.detail, Data(raw),
+                  provenance.rawSize, provenance.receivedAt.milliseconds])
+    }
+
+    func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
+        try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", [time.milliseconds, id])
+    }
+}

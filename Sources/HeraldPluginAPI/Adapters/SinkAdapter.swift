@@ -1,0 +1,68 @@
+public import Logging
+
+/// A way outputs leave Herald (MQTT publish, webhook, …).
+///
+/// Requirements:
+/// - `run(context:)` keeps the connection open until shutdown, reconnecting with ``Backoff``.
+/// - `deliver(_:)` sends envelopes **in the order given** and returns how many of the leading
+///   envelopes the far side has confirmed. The runtime deletes exactly those from the outbox and offers
+///   the rest again later, so delivery is at least once and in order per user.
+/// - When the far side is unreachable, `deliver` throws ``SinkError`` quickly instead of waiting.
+public protocol SinkAdapter: Sendable {
+    /// The configured instance name (unique among sinks).
+    var name: String { get }
+    /// The output kinds this sink wants; the router queues only these for it.
+    var accepts: Set<OutputKind> { get }
+    /// Keeps the sink connected until ``SinkContext/shutdown`` fires.
+    func run(context: SinkContext) async throws
+    /// Delivers a batch in order; returns how many leading envelopes were confirmed.
+    func deliver(_ batch: [OutboxEnvelope]) async throws(SinkError) -> Int
+}
+
+/// What the runtime gives a running sink.
+public struct SinkContext: Sendable {
+    /// A logger labelled with the sink's name.
+    public var logger: Logger
+    /// Fires once when the gateway starts shutting down.
+    public var shutdown: ShutdownSignal
+
+    /// Creates a context.
+    public init(logger: Logger, shutdown: ShutdownSignal) {
+        self.logger = logger
+        self.shutdown = shutdown
+    }
+}
+
+/// One queued output as the outbox hands it to a sink.
+public struct OutboxEnvelope: Sendable, Hashable {
+    /// Position in the outbox; increases with commit order. Stable across retries (use it as an id).
+    public var sequence: Int64
+    /// The output.
+    public var output: Output
+    /// When the output was committed.
+    public var createdAt: Timestamp
+    /// How many delivery attempts failed before this one.
+    public var attempts: Int
+
+    /// Creates an envelope.
+    public init(sequence: Int64, output: Output, createdAt: Timestamp, attempts: Int) {
+        self.sequence = sequence
+        self.output = output
+        self.createdAt = createdAt
+        self.attempts = attempts
+    }
+}
+
+/// A delivery attempt failed; the runtime retries with jittered backoff.
+public struct SinkError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong.
+    public var description: String
+    /// A delay the far side asked for (e.g. HTTP `Retry-After`), overriding the backoff.
+    public var retryAfterSeconds: Double?
+
+    /// Creates the error.
+    public init(_ description: String, retryAfterSeconds: Double? = nil) {
+        self.description = description
+        self.retryAfterSeconds = retryAfterSeconds
+    }
+}

@@ -1,0 +1,43 @@
+public import Logging
+
+/// A way events enter Herald (MQTT, WebSocket, REST polling, …).
+///
+/// Requirements:
+/// - `run(context:)` keeps the adapter's connection(s) open, reconnecting with ``Backoff`` (exponential,
+///   full jitter) on failure, and commits what it receives through ``SourceContext/ingest``.
+/// - It acknowledges upstream only after ``IngestHandle/commit(_:)`` returned for those records.
+/// - Bad input is never dropped silently and never stops the adapter: it becomes a
+///   ``SourceRecord/Outcome/rejected(_:)`` record.
+/// - When ``SourceContext/shutdown`` fires it stops taking new input, commits and acknowledges what is
+///   in flight, disconnects, and returns. It never commits after returning.
+/// - Events carry no source information; topic, URL and sizes go in ``Provenance``.
+public protocol SourceAdapter: Sendable {
+    /// The configured instance name (unique among sources).
+    var name: String { get }
+    /// Runs until shutdown is requested; throws only for failures that retrying cannot fix.
+    func run(context: SourceContext) async throws
+}
+
+/// What the runtime gives a running source.
+public struct SourceContext: Sendable {
+    /// Commits batches of records.
+    public var ingest: any IngestHandle
+    /// A logger labelled with the adapter's name.
+    public var logger: Logger
+    /// Counters every source maintains.
+    public var metrics: SourceMetrics
+    /// Fires once when the gateway starts shutting down.
+    public var shutdown: ShutdownSignal
+    /// The clock for provenance timestamps.
+    public var clock: any WallClock
+
+    /// Creates a context.
+    public init(ingest: any IngestHandle, logger: Logger, metrics: SourceMetrics, shutdown: ShutdownSignal,
+                clock: any WallClock) {
+        self.ingest = ingest
+        self.logger = logger
+        self.metrics = metrics
+        self.shutdown = shutdown
+        self.clock = clock
+    }
+}

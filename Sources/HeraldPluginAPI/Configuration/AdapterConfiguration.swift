@@ -1,0 +1,85 @@
+/// A decoded source section of the config. Decoding is strict: unknown keys are errors.
+///
+/// Requirements: `validate()` checks everything that can be checked offline (values, ranges,
+/// combinations, files that must exist) and never touches the network; `herald check` relies on it.
+public protocol SourceConfiguration: Sendable {
+    /// Checks the section offline.
+    func validate() throws(ConfigurationError)
+    /// Builds the running adapter. May read secret files; must not connect.
+    func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter
+    /// Builds the pure normaliser used to replay dead-lettered inputs of this adapter.
+    func makeReplayNormaliser(name: String) throws(ConfigurationError) -> any ReplayNormaliser
+}
+
+/// A decoded sink section of the config.
+public protocol SinkConfiguration: Sendable {
+    /// Checks the section offline.
+    func validate() throws(ConfigurationError)
+    /// Builds the running sink. May read secret files; must not connect.
+    func makeSink(name: String) throws(ConfigurationError) -> any SinkAdapter
+}
+
+/// Re-normalises a dead-lettered input (after a config fix) exactly as the live adapter would.
+public protocol ReplayNormaliser: Sendable {
+    /// Normalises the raw input that arrived with `provenance`.
+    func normalise(_ raw: [UInt8], provenance: Provenance) -> SourceRecord
+}
+
+/// Describes a source adapter type: its config name, a summary, its sample config and its decoder.
+public struct SourceDescriptor: Sendable {
+    /// The `type:` value in the config, a lowercase protocol noun (`mqtt`).
+    public let type: String
+    /// One sentence for `--help` and docs.
+    public let summary: String
+    /// Decodes the adapter's section (the whole list element, including `name` and `type`).
+    public let decode: @Sendable (any Decoder) throws -> any SourceConfiguration
+
+    /// Creates a descriptor.
+    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> any SourceConfiguration) {
+        self.type = type
+        self.summary = summary
+        self.decode = decode
+    }
+}
+
+/// Describes a sink adapter type.
+public struct SinkDescriptor: Sendable {
+    /// The `type:` value in the config.
+    public let type: String
+    /// One sentence for `--help` and docs.
+    public let summary: String
+    /// Decodes the adapter's section.
+    public let decode: @Sendable (any Decoder) throws -> any SinkConfiguration
+
+    /// Creates a descriptor.
+    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> any SinkConfiguration) {
+        self.type = type
+        self.summary = summary
+        self.decode = decode
+    }
+}
+
+/// The adapter types a gateway knows: a value, built from one explicit list, injectable in tests.
+public struct AdapterRegistry: Sendable {
+    /// Source types by name.
+    public private(set) var sources: [String: SourceDescriptor] = [:]
+    /// Sink types by name.
+    public private(set) var sinks: [String: SinkDescriptor] = [:]
+
+    /// An empty registry.
+    public init() {}
+
+    /// Returns a registry with `descriptor` added (a later one of the same type replaces it).
+    public func with(source descriptor: SourceDescriptor) -> AdapterRegistry {
+        var copy = self
+        copy.sources[descriptor.type] = descriptor
+        return copy
+    }
+
+    /// Returns a registry with `descriptor` added.
+    public func with(sink descriptor: SinkDescriptor) -> AdapterRegistry {
+        var copy = self
+        copy.sinks[descriptor.type] = descriptor
+        return copy
+    }
+}

@@ -1,0 +1,129 @@
+import Foundation
+
+/// Values an access-controlled place (an MQTT topic level, an authenticated connection) says about
+/// an input. They win over the payload: a payload that names a different user or chat is rejected.
+public struct PayloadBindings: Sendable, Hashable {
+    /// The chat named by the topic, if any.
+    public var chat: ChatID?
+    /// The acting user named by the topic, if any.
+    public var user: UserID?
+
+    /// Creates bindings.
+    public init(chat: ChatID? = nil, user: UserID? = nil) {
+        self.chat = chat
+        self.user = user
+    }
+}
+
+/// Turns a JSON payload into a ``ChatEvent`` or a ``Rejection``. Shared by every source that
+/// carries JSON, so MQTT, WebSocket and REST payloads normalise identically.
+public struct EventPayloadDecoder: Sendable {
+    /// Payloads larger than this are rejected before parsing.
+    public var maxPayloadBytes: Int
+    /// Where fields live in the payload.
+    public var mapping: FieldMapping
+    /// How times are read.
+    public var timeFormat: TimeFormat
+    /// Longest preview or body accepted, in bytes (bodies are bounded by the payload limit too).
+    public static let maxIdentifierLength = 256
+
+    /// Creates a decoder.
+    public init(maxPayloadBytes: Int = 64 * 1024, mapping: FieldMapping = FieldMapping(), timeFormat: TimeFormat = .auto) {
+        self.maxPayloadBytes = maxPayloadBytes
+        self.mapping = mapping
+        self.timeFormat = timeFormat
+    }
+
+    /// Normalises one payload.
+    /// - Parameters:
+    ///   - payload: the raw bytes.
+    ///   - kind: what the subscription says the payload is.
+    ///   - bindings: chat and user from the access-controlled origin.
+    ///   - receivedAt: used for a read without its own time.
+    public func decode(_ payload: [UInt8], as kind: PayloadKind, bindings: PayloadBindings,
+                       receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
+        do throws(Rejection) {
+            guard payload.count <= maxPayloadBytes else {
+                throw Rejection(.oversize, "payload is \(payload.count) bytes, the limit is \(maxPayloadBytes)")
+            }
+            guard String(validating: payload, as: UTF8.self) != nil else {
+                throw Rejection(.invalidUTF8, "payload is not valid UTF-8")
+            }
+            let document: JSONValue
+            do {
+                document = try JSONDecoder().decode(JSONValue.self, from: Data(payload))
+            } catch {
+                throw Rejection(.malformedJSON, "payload is not valid JSON")
+            }
+            guard case .object = document else {
+                throw Rejection(.malformedJSON, "payload must be a JSON object, found \(document.typeName)")
+            }
+            let reader = PayloadReader(document: document, mapping: mapping, timeFormat: timeFormat)
+            return .success(try event(from: reader, kind: kind, bindings: bindings, receivedAt: receivedAt))
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    private func event(from reader: PayloadReader, kind: PayloadKind, bindings: PayloadBindings,
+                       receivedAt: Timestamp) throws(Rejection) -> ChatEvent {
+        let chat = try reader.boundIdentifier(reader.mapping.chat ?? "/chat", bound: bindings.chat?.rawValue, field: "chat")
+        switch kind {
+        case .fromPayload:
+            let name = try reader.string(reader.mapping.type ?? "/type", field: "type")
+            let resolved: PayloadKind? = switch name {
+            case "message.received": .messageReceived
+            case "messages.read": .messagesRead
+            case "chat.created": .chatCreated
+            case "chat.opened": .chatOpened
+            case "chat.closed": .chatClosed
+            default: nil
+            }
+            guard let resolved else { throw Rejection(.unknownEventKind, "unknown event type \"\(name)\"") }
+            return try event(from: reader, kind: resolved, bindings: bindings, receivedAt: receivedAt)
+        case .messageReceived:
+            let sender = try reader.boundIdentifier(reader.mapping.from ?? "/from", bound: bindings.user?.rawValue, field: "from")
+            let recipients = try reader.optionalIdentifiers(reader.mapping.to ?? "/to", field: "to")
+            return .messageReceived(MessageReceived(
+                chat: ChatID(chat), id: MessageID(try reader.identifier(reader.mapping.id ?? "/id", field: "id")),
+                sender: UserID(sender), recipients: recipients.map { $0.map { UserID($0) } },
+                body: try reader.string(reader.mapping.body ?? "/body", field: "body"),
+                sentAt: try reader.time(reader.mapping.sentAt ?? "/sent_at", field: "sent_at")))
+        case .messagesRead:
+            let reader_ = try actingUser(reader, bindings: bindings)
+            let readAt = try reader.optionalTime(reader.mapping.readAt ?? "/read_at", field: "read_at") ?? receivedAt
+            return .messagesRead(MessagesRead(
+                reader: reader_, chat: ChatID(chat),
+                upTo: MessageID(try reader.identifier(reader.mapping.upTo ?? "/up_to", field: "up_to")), readAt: readAt))
+        case .chatCreated:
+            let members = try reader.optionalIdentifiers(reader.mapping.members ?? "/members", field: "members")
+            guard let members, !members.isEmpty else {
+                throw Rejection(.missingField, "field members (\(reader.mapping.members ?? "/members")) must list at least one user")
+            }
+            return .chatCreated(ChatCreated(chat: ChatID(chat), members: members.map { UserID($0) }))
+        case .chatPresence:
+            let state = try reader.string(reader.mapping.state ?? "/state", field: "state")
+            switch state {
+            case "open": return try event(from: reader, kind: .chatOpened, bindings: bindings, receivedAt: receivedAt)
+            case "closed": return try event(from: reader, kind: .chatClosed, bindings: bindings, receivedAt: receivedAt)
+            default: throw Rejection(.invalidField, "field state must be \"open\" or \"closed\", found \"\(state)\"")
+            }
+        case .chatOpened:
+            return .chatOpened(ChatFocus(user: try actingUser(reader, bindings: bindings), chat: ChatID(chat)))
+        case .chatClosed:
+            return .chatClosed(ChatFocus(user: try actingUser(reader, bindings: bindings), chat: ChatID(chat)))
+        }
+    }
+
+    /// The user of a client event: always the bound (topic) user; a payload naming another is refused.
+    private func actingUser(_ reader: PayloadReader, bindings: PayloadBindings) throws(Rejection) -> UserID {
+        guard let bound = bindings.user else {
+            throw Rejection(.identityMismatch, "client events need the acting user from the topic; none is bound")
+        }
+        let pointer = reader.mapping.user ?? "/user"
+        if let claimed = reader.document.value(at: pointer), claimed != .string(bound.rawValue) {
+            throw Rejection(.identityMismatch, "payload names user \(claimed.shortText) at \(pointer) but the topic is for \"\(bound)\"")
+        }
+        return bound
+    }
+}

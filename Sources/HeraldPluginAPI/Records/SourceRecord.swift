@@ -1,0 +1,62 @@
+/// What a source hands to Herald for one input: an event, or the reason it could not become one.
+public struct SourceRecord: Sendable {
+    /// The outcome of normalising one input.
+    public enum Outcome: Sendable, Hashable {
+        /// The input became this event.
+        case event(ChatEvent)
+        /// The input was rejected; it goes to the dead-letter queue.
+        case rejected(Rejection)
+    }
+
+    /// Where and when it came in.
+    public var provenance: Provenance
+    /// The event or the rejection.
+    public var outcome: Outcome
+    /// The raw bytes; kept for the dead-letter queue (sources may leave it empty for accepted events).
+    public var raw: [UInt8]
+
+    /// Creates a record.
+    public init(provenance: Provenance, outcome: Outcome, raw: [UInt8]) {
+        self.provenance = provenance
+        self.outcome = outcome
+        self.raw = raw
+    }
+}
+
+/// What one committed batch did.
+public struct IngestReport: Sendable, Hashable {
+    /// Events that changed the store.
+    public var applied = 0
+    /// Events that were already applied (redeliveries): no effect.
+    public var duplicates = 0
+    /// Records written to the dead-letter queue.
+    public var deadLettered = 0
+    /// Outputs queued in the outbox.
+    public var outputs = 0
+
+    /// An empty report.
+    public init() {}
+}
+
+/// A commit failed: nothing of the batch is stored, so nothing may be acknowledged upstream.
+public struct IngestError: Error, Sendable, CustomStringConvertible {
+    /// What went wrong, from the store.
+    public var description: String
+
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// The handle a source commits through. Herald's router applies each batch to the store in one
+/// transaction together with the outputs it produces.
+///
+/// Requirements for callers (source adapters):
+/// - Acknowledge upstream only **after** `commit` returns: then every record is in the store or the
+///   dead-letter queue. If it throws, acknowledge nothing; the upstream must redeliver.
+/// - Keep batches bounded (hundreds to a few thousand records).
+/// - `commit` blocks the calling thread until the transaction is durable. Call it from the adapter's
+///   own thread, or from a task that may block.
+public protocol IngestHandle: Sendable {
+    /// Applies `records` in order in one transaction.
+    func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport
+}

@@ -1,0 +1,13 @@
+/// A secret value (password, token). Its description is redacted so it never reaches a log.
+public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugStringConvertible {
+    /// The secret itself. Pass it only to the library that needs it.
+    public let value: String
+
+    /// Wraps a secret.
+    public init(_ value: String) { self.value = value }
+
+    /// Always `<redacted>`.
+    public var description: String { "<redacted>" }
+    /// Always `<redacted>`.
+    public var debugDescription: String { "<redacted>" }
+}

@@ -1,0 +1,34 @@
+import ArgumentParser
+import Foundation
+import HeraldAdapters
+import HeraldCore
+import HeraldPluginAPI
+
+/// `--config FILE`, shared by every subcommand.
+struct ConfigOption: ParsableArguments {
+    @Option(name: [.short, .long], help: ArgumentHelp(
+        "The YAML config file.", discussion: "Defaults to $HERALD_CONFIG, then ./herald.yaml.", valueName: "file"))
+    var config: String?
+
+    var path: String {
+        config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"] ?? "herald.yaml"
+    }
+
+    /// Loads and validates the config, or prints the located error and exits with EX_CONFIG (78).
+    func load() throws -> HeraldConfiguration {
+        let loader = ConfigurationLoader(registry: BuiltinAdapters.registry, environment: ProcessInfo.processInfo.environment)
+        do {
+            return try loader.load(path: path)
+        } catch {
+            FileHandle.standardError.write(Data("error: \(error)\n".utf8))
+            throw ExitCode(78)
+        }
+    }
+}
+
+/// A logger that writes to standard error at `level`.
+func makeLogger(level: Logger.Level) -> Logger {
+    var logger = Logger(label: "herald") { StreamLogHandler.standardError(label: $0) }
+    logger.logLevel = level
+    return logger
+}

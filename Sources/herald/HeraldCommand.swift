@@ -1,0 +1,22 @@
+import ArgumentParser
+
+/// `herald`: the command-line entry point.
+@main
+struct HeraldCommand: AsyncParsableCommand {
+    static let version = "0.1.0"
+
+    static let configuration = CommandConfiguration(
+        commandName: "herald",
+        abstract: "Message ingestion gateway for chat systems.",
+        discussion: """
+            Herald takes chat events in from sources (MQTT today), normalises them into source-agnostic \
+            events (message.received, messages.read, chat.created, chat.opened/closed), applies each to a \
+            SQLite chat store in one transaction with the outputs it produces, and delivers those outputs \
+            (notifications, live messages, read receipts, badges) through sinks.
+
+            Quick start: `make run`, then see README.md. Config reference: README.md#configuration.
+            """,
+        version: version,
+        subcommands: [RunCommand.self, CheckCommand.self, DeadLetterCommand.self, BadgeCommand.self],
+        defaultSubcommand: nil)
+}

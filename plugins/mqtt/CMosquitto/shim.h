@@ -1,0 +1,8 @@
+/* The libmosquitto interop boundary. Only the Swift module `Mosquitto` imports this. */
+#ifndef HERALD_CMOSQUITTO_SHIM_H
+#define HERALD_CMOSQUITTO_SHIM_H
+#include <mosquitto.h>
+#include <poll.h>
+#include <sys/eventfd.h>
+#include <unistd.h>
+#endif

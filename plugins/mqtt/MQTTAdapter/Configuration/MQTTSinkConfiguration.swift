@@ -1,0 +1,75 @@
+public import HeraldPluginAPI
+
+/// The `type: mqtt` sink section.
+public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
+    /// Connection settings.
+    public var connection: MQTTConnectionOptions
+    /// Output kinds to publish (default: all).
+    public var outputs: [OutputKind]
+    /// Topic template per output kind; `{user}` is the recipient.
+    public var topics: [String: String]
+    /// Prefix for every topic.
+    public var topicPrefix: String
+    /// Publish badges retained.
+    public var retainBadges: Bool
+    /// How long to wait for PUBACKs before retrying, in seconds.
+    public var ackTimeoutSeconds: Double
+
+    enum CodingKeys: String, CodingKey {
+        case outputs, topics, topicPrefix = "topic_prefix", retainBadges = "retain_badges", ackTimeoutSeconds = "ack_timeout_s"
+    }
+
+    /// Herald's default output topics.
+    public static let defaultTopics: [OutputKind: String] = [
+        .notification: "users/{user}/notifications", .liveMessage: "users/{user}/messages",
+        .readReceipt: "users/{user}/receipts", .badge: "users/{user}/badge",
+    ]
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        connection = try MQTTConnectionOptions(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        outputs = try container.decodeIfPresent([OutputKind].self, forKey: .outputs) ?? OutputKind.allCases
+        topics = try container.decodeIfPresent([String: String].self, forKey: .topics) ?? [:]
+        topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? ""
+        retainBadges = try container.decodeIfPresent(Bool.self, forKey: .retainBadges) ?? true
+        ackTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .ackTimeoutSeconds) ?? 10
+    }
+
+    /// Offline checks.
+    public func validate() throws(ConfigurationError) {
+        try connection.validate()
+        _ = try templates()
+        guard ackTimeoutSeconds > 0, ackTimeoutSeconds <= 300 else {
+            throw ConfigurationError("must be between 0 and 300 seconds", keyPath: "ack_timeout_s")
+        }
+    }
+
+    func templates() throws(ConfigurationError) -> [OutputKind: TopicTemplate] {
+        var result: [OutputKind: TopicTemplate] = [:]
+        for key in topics.keys where OutputKind(rawValue: key) == nil {
+            throw ConfigurationError("unknown output kind \"\(key)\"; use \(OutputKind.allCases.map(\.rawValue).joined(separator: ", "))",
+                                     keyPath: "topics.\(key)")
+        }
+        for kind in outputs {
+            let text = topicPrefix + (topics[kind.rawValue] ?? Self.defaultTopics[kind] ?? "users/{user}/\(kind.rawValue)")
+            do throws(ConfigurationError) {
+                let template = try TopicTemplate(text)
+                guard template.captureNames == ["user"] else {
+                    throw ConfigurationError("output topics must contain exactly {user}")
+                }
+                result[kind] = template
+            } catch {
+                throw error.nested(under: "topics.\(kind.rawValue)")
+            }
+        }
+        return result
+    }
+
+    /// Builds the sink.
+    public func makeSink(name: String) throws(ConfigurationError) -> any SinkAdapter {
+        MQTTSink(name: name, accepts: Set(outputs), options: try connection.mosquittoOptions(cleanSession: true),
+                 topics: try templates(), retainBadges: retainBadges,
+                 ackTimeout: .milliseconds(Int64(ackTimeoutSeconds * 1000)))
+    }
+}

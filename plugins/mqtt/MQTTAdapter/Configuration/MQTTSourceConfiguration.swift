@@ -1,0 +1,66 @@
+public import HeraldPluginAPI
+
+/// The `type: mqtt` source section.
+public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
+    /// Connection settings.
+    public var connection: MQTTConnectionOptions
+    /// Prefix for every topic template (e.g. `tenant1/`).
+    public var topicPrefix: String
+    /// The subscriptions; defaults to Herald's layout.
+    public var subscriptions: [MQTTSubscription]
+    /// Payloads above this many bytes are dead-lettered unparsed.
+    public var maxPayloadBytes: Int
+    /// The most messages read before one group commit.
+    public var maxBatch: Int
+
+    enum CodingKeys: String, CodingKey {
+        case topicPrefix = "topic_prefix", subscriptions, maxPayloadBytes = "max_payload_bytes", maxBatch = "max_batch"
+    }
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        connection = try MQTTConnectionOptions(from: decoder)
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? ""
+        subscriptions = try container.decodeIfPresent([MQTTSubscription].self, forKey: .subscriptions) ?? MQTTSubscription.defaults
+        maxPayloadBytes = try container.decodeIfPresent(Int.self, forKey: .maxPayloadBytes) ?? 64 * 1024
+        maxBatch = try container.decodeIfPresent(Int.self, forKey: .maxBatch) ?? 1000
+    }
+
+    /// Offline checks: URL, client id, files, templates, limits.
+    public func validate() throws(ConfigurationError) {
+        try connection.validate()
+        guard !subscriptions.isEmpty else { throw ConfigurationError("at least one subscription is needed", keyPath: "subscriptions") }
+        _ = try makeNormaliser(name: "check")
+        guard (1...(16 * 1024 * 1024)).contains(maxPayloadBytes) else {
+            throw ConfigurationError("must be between 1 and 16777216", keyPath: "max_payload_bytes")
+        }
+        guard (1...10_000).contains(maxBatch) else { throw ConfigurationError("must be between 1 and 10000", keyPath: "max_batch") }
+    }
+
+    /// Builds the source.
+    public func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter {
+        MQTTSource(name: name, options: try connection.mosquittoOptions(cleanSession: false),
+                   normaliser: try makeNormaliser(name: name), maxBatch: maxBatch)
+    }
+
+    /// Builds the replay normaliser.
+    public func makeReplayNormaliser(name: String) throws(ConfigurationError) -> any ReplayNormaliser {
+        try makeNormaliser(name: name)
+    }
+
+    func makeNormaliser(name: String) throws(ConfigurationError) -> MQTTTopicNormaliser {
+        var routes: [MQTTTopicNormaliser.Route] = []
+        for (index, subscription) in subscriptions.enumerated() {
+            do throws(ConfigurationError) {
+                let template = try subscription.template(prefix: topicPrefix)
+                routes.append(.init(template: template, kind: subscription.event,
+                                    decoder: EventPayloadDecoder(maxPayloadBytes: maxPayloadBytes, mapping: subscription.mapping,
+                                                                 timeFormat: subscription.timeFormat)))
+            } catch {
+                throw error.nested(under: "subscriptions[\(index)]")
+            }
+        }
+        return MQTTTopicNormaliser(adapter: name, routes: routes, maxPayloadBytes: maxPayloadBytes)
+    }
+}

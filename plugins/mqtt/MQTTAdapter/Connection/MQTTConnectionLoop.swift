@@ -1,0 +1,176 @@
+import Foundation
+import HeraldPluginAPI
+import Logging
+import Mosquitto
+import Synchronization
+
+/// Drives one libmosquitto connection on a dedicated thread and keeps it alive.
+///
+/// Each turn: wait for the socket → read a burst of packets (callbacks run now; PUBACKs are only
+/// queued because the client is in the threaded state) → ``Hooks/afterBurst`` (the source commits
+/// here) → write queued packets (the PUBACKs leave only now) → keepalive. A failure of the
+/// connection or of `afterBurst` drops the client *without* writing, so nothing uncommitted is ever
+/// acknowledged; the loop reconnects after an exponential backoff with full jitter.
+final class MQTTConnectionLoop: @unchecked Sendable {
+    /// What the owner plugs in. All run on the loop thread.
+    struct Hooks: Sendable {
+        var onMessage: @Sendable (MosquittoMessage) -> Void = { _ in }
+        var onPublish: @Sendable (Int32) -> Void = { _ in }
+        var onConnectionChange: @Sendable (_ connected: Bool) -> Void = { _ in }
+        var afterBurst: @Sendable () throws -> Void = {}
+    }
+
+    enum LoopError: Error, CustomStringConvertible {
+        case refused(Int32)
+        case client(MosquittoError)
+        var description: String {
+            switch self {
+            case .refused(let code): "broker refused the connection (CONNACK \(code))"
+            case .client(let error): error.description
+            }
+        }
+    }
+
+    private let options: MosquittoOptions
+    private let filters: [String]
+    private let hooks: Hooks
+    private let shutdown: ShutdownSignal
+    private let logger: Logger
+    private let metrics: SourceMetrics?
+    private let maxBurst: Int
+    private let current = Mutex<MosquittoClient?>(nil)
+
+    // Loop-thread state.
+    private var messagesRead = 0
+    private var refusal: Int32?
+    private var stableSince: ContinuousClock.Instant?
+
+    init(options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
+         metrics: SourceMetrics?, maxBurst: Int) {
+        self.options = options
+        self.filters = filters
+        self.hooks = hooks
+        self.shutdown = shutdown
+        self.logger = logger
+        self.metrics = metrics
+        self.maxBurst = maxBurst
+    }
+
+    /// The connected client, for publishing from other threads.
+    var client: MosquittoClient? { current.withLock { $0 } }
+
+    /// Runs the loop on a new thread until shutdown; returns when the thread has finished.
+    func run() async {
+        await withTaskCancellationHandler {
+            await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
+                let thread = Thread { [self] in
+                    runOnCurrentThread()
+                    done.resume()
+                }
+                thread.name = "herald-mqtt-\(options.clientID)"
+                thread.start()
+            }
+        } onCancel: {
+            shutdown.trigger()
+        }
+    }
+
+    private func runOnCurrentThread() {
+        var backoff = Backoff(baseSeconds: 0.2, capSeconds: 30)
+        while !shutdown.isTriggered {
+            do {
+                try session()
+            } catch {
+                hooks.onConnectionChange(false)
+                metrics?.connectionFailures.increment()
+                if let stableSince, ContinuousClock.now - stableSince > .seconds(30) { backoff.reset() }
+                let delay = backoff.nextDelaySeconds()
+                logger.warning("MQTT connection failed; reconnecting.", metadata: [
+                    "broker": "\(options.host):\(options.port)", "error": "\(error)",
+                    "retry_in_s": "\(String(format: "%.2f", delay))",
+                ])
+                sleep(seconds: delay)
+            }
+            stableSince = nil
+        }
+    }
+
+    private func session() throws {
+        refusal = nil
+        let client = try MosquittoClient(options: options, callbacks: callbacks())
+        current.withLock { $0 = client }
+        defer { current.withLock { $0 = nil } }
+        do {
+            try client.connect()
+        } catch {
+            throw LoopError.client(error)
+        }
+        var moreWaiting = false
+        while !shutdown.isTriggered {
+            if let refusal { throw LoopError.refused(refusal) }
+            let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100)
+            var burst = 0
+            do {
+                if readable || moreWaiting {
+                    while burst < maxBurst {
+                        let before = messagesRead
+                        try client.readPacket()
+                        if messagesRead == before { break }
+                        burst += 1
+                    }
+                }
+            } catch {
+                try? hooks.afterBurst()  // keep what was read; it cannot be acknowledged, so it will be redelivered
+                throw LoopError.client(error)
+            }
+            moreWaiting = burst >= maxBurst
+            try hooks.afterBurst()
+            do {
+                try client.writePending()
+                try client.housekeeping()
+            } catch {
+                throw LoopError.client(error)
+            }
+        }
+        try hooks.afterBurst()
+        try? client.writePending()
+        client.disconnect()
+        hooks.onConnectionChange(false)
+    }
+
+    private func callbacks() -> MosquittoCallbacks {
+        MosquittoCallbacks(
+            onConnect: { [self] code, sessionPresent in
+                guard code == 0 else {
+                    refusal = code
+                    return
+                }
+                for filter in filters {
+                    do {
+                        try client?.subscribe(filter, qos: 1)
+                    } catch {
+                        logger.error("MQTT subscribe failed.", metadata: ["filter": "\(filter)", "error": "\(error)"])
+                    }
+                }
+                stableSince = .now
+                metrics?.connects.increment()
+                logger.info("MQTT connected.", metadata: [
+                    "broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)",
+                    "session_present": "\(sessionPresent)",
+                ])
+                hooks.onConnectionChange(true)
+            },
+            onMessage: { [self] message in
+                messagesRead += 1
+                hooks.onMessage(message)
+            },
+            onPublish: { [hooks] messageID in hooks.onPublish(messageID) })
+    }
+
+    private func sleep(seconds: Double) {
+        let deadline = ContinuousClock.now + .milliseconds(Int64(seconds * 1000))
+        while !shutdown.isTriggered, ContinuousClock.now < deadline {
+            Thread.sleep(forTimeInterval: 0.05)
+        }
+    }
+}

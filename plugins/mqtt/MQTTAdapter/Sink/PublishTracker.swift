@@ -1,0 +1,91 @@
+import Synchronization
+
+/// Matches PUBACKs (by message id) to the batch waiting for them. An ack may arrive before the
+/// publisher has registered the id, so unclaimed acks are remembered too.
+final class PublishTracker: Sendable {
+    private struct State {
+        var waiting: [Int32: Int] = [:]          // message id → index in the batch
+        var earlyAcks: Set<Int32> = []
+        var confirmed: Set<Int> = []
+        var expected = 0
+        var abandoned = false
+        var continuation: CheckedContinuation<Void, Never>?
+    }
+
+    private let state = Mutex(State())
+
+    /// Starts a batch of `count` publishes.
+    func begin(count: Int) {
+        state.withLock { $0 = State(expected: count) }
+    }
+
+    /// Registers the message id of the publish at `index`.
+    func register(messageID: Int32, index: Int) {
+        let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if state.earlyAcks.remove(messageID) != nil {
+                state.confirmed.insert(index)
+            } else {
+                state.waiting[messageID] = index
+            }
+            return takeIfComplete(&state)
+        }
+        done?.resume()
+    }
+
+    /// A PUBACK arrived.
+    func acknowledge(messageID: Int32) {
+        let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            if let index = state.waiting.removeValue(forKey: messageID) {
+                state.confirmed.insert(index)
+            } else {
+                state.earlyAcks.insert(messageID)
+            }
+            return takeIfComplete(&state)
+        }
+        done?.resume()
+    }
+
+    /// Fails the wait (connection lost): wakes the waiter with what is confirmed so far.
+    func abandon() {
+        let waiter = state.withLock { state -> CheckedContinuation<Void, Never>? in
+            state.abandoned = true
+            defer { state.continuation = nil }
+            return state.continuation
+        }
+        waiter?.resume()
+    }
+
+    /// Waits until every publish is confirmed, ``abandon()`` is called or `timeout` passes.
+    /// - Returns: how many leading publishes are confirmed.
+    func waitForConfirmations(timeout: Duration) async -> Int {
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask {
+                await withCheckedContinuation { continuation in
+                    let resumeNow = self.state.withLock { state -> Bool in
+                        if state.abandoned || state.confirmed.count >= state.expected { return true }
+                        state.continuation = continuation
+                        return false
+                    }
+                    if resumeNow { continuation.resume() }
+                }
+            }
+            group.addTask {
+                try? await Task.sleep(for: timeout)
+                self.abandon()
+            }
+            await group.next()
+            group.cancelAll()
+        }
+        return state.withLock { state in
+            var prefix = 0
+            while state.confirmed.contains(prefix) { prefix += 1 }
+            return prefix
+        }
+    }
+
+    private func takeIfComplete(_ state: inout State) -> CheckedContinuation<Void, Never>? {
+        guard state.confirmed.count >= state.expected, let waiter = state.continuation else { return nil }
+        state.continuation = nil
+        return waiter
+    }
+}

@@ -1,0 +1,55 @@
+import HeraldPluginAPI
+import Logging
+import Mosquitto
+
+/// The MQTT source: a persistent QoS 1 session whose PUBACKs leave only after the messages they
+/// acknowledge are committed (group commit per read burst).
+///
+/// Delivery guarantee: a message the broker considers delivered is in the store or the dead-letter
+/// queue. libmosquitto runs in its threaded state, so a PUBACK is queued during the read and written
+/// by the loop's write step, which runs after ``IngestHandle/commit(_:)`` returned. A crash between
+/// the two leaves the message unacknowledged; the broker redelivers it and the store's idempotency
+/// (chat, message id) makes the redelivery a no-op.
+public struct MQTTSource: SourceAdapter {
+    /// Instance name.
+    public let name: String
+    let options: MosquittoOptions
+    let normaliser: MQTTTopicNormaliser
+    let maxBatch: Int
+
+    /// Runs until shutdown.
+    public func run(context: SourceContext) async throws {
+        let batch = BatchBuffer(capacity: maxBatch)
+        let normaliser = normaliser
+        let ingest = context.ingest
+        let metrics = context.metrics
+        let clock = context.clock
+        let hooks = MQTTConnectionLoop.Hooks(
+            onMessage: { message in
+                metrics.received.increment()
+                metrics.bytes.increment(by: message.payload.count)
+                batch.records.append(normaliser.normalise(topic: message.topic, payload: message.payload, receivedAt: clock.now()))
+            },
+            afterBurst: {
+                guard !batch.records.isEmpty else { return }
+                defer { batch.records.removeAll(keepingCapacity: true) }
+                _ = try ingest.commit(batch.records)
+            })
+        if options.tls?.insecure == true {
+            context.logger.warning("TLS host name verification is OFF for this MQTT source. Use only in development.")
+        }
+        context.logger.info("MQTT source starting.", metadata: [
+            "broker": "\(options.host):\(options.port)", "filters": "\(normaliser.filters.joined(separator: ", "))",
+        ])
+        let loop = MQTTConnectionLoop(options: options, filters: normaliser.filters, hooks: hooks, shutdown: context.shutdown,
+                                      logger: context.logger, metrics: metrics, maxBurst: maxBatch)
+        await loop.run()
+        context.logger.info("MQTT source stopped.")
+    }
+}
+
+/// The records of the burst being read; touched only on the loop thread.
+final class BatchBuffer: @unchecked Sendable {
+    var records: [SourceRecord] = []
+    init(capacity: Int) { records.reserveCapacity(capacity) }
+}
