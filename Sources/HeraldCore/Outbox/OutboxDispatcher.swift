@@ -36,10 +36,12 @@ public final class OutboxDispatcher: Service {
     /// Delivers until graceful shutdown, then drains.
     public func run() async throws {
         let shutdown = ShutdownSignal()
+        let subscription = subscription
         try await withGracefulShutdownHandler {
             try await deliverLoop(shutdown: shutdown)
         } onGracefulShutdown: {
             shutdown.trigger()
+            subscription.wake()
         }
     }
 

@@ -12,6 +12,9 @@ public final class OutboxSignal: Sendable {
 
         /// Returns when outputs arrived since the last wait, or `timeout` passes.
         public func wait(timeout: Duration) async { await waiters.wait(timeout: timeout) }
+
+        /// Ends the current (or next) wait early, e.g. at shutdown.
+        public func wake() { waiters.pulse() }
     }
 
     private let subscribers = Mutex<[WaiterList]>([])

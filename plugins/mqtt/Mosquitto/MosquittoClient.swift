@@ -45,6 +45,7 @@ public final class MosquittoClient: @unchecked Sendable {
     }
 
     private func configure(_ options: MosquittoOptions) throws(MosquittoError) {
+        try MosquittoError.check(mosquitto_max_inflight_messages_set(handle, UInt32(max(0, options.maxInflight))), "set inflight window")
         if options.username != nil || options.password != nil {
             try MosquittoError.check(mosquitto_username_pw_set(handle, options.username, options.password), "set credentials")
         }

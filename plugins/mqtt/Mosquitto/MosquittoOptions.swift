@@ -44,6 +44,8 @@ public struct MosquittoOptions: Sendable {
     public var password: String?
     /// TLS settings, or `nil` for plain TCP.
     public var tls: TLS?
+    /// Outgoing QoS 1 messages in flight at once (libmosquitto's default is 20; 0 = no limit).
+    public var maxInflight: Int = 20
 
     /// Creates connection options.
     public init(host: String, port: Int, clientID: String, cleanSession: Bool = false, keepalive: Int = 30,

@@ -1,0 +1,45 @@
+# Herald — build, run, test and benchmark. `make help` lists the targets.
+SHELL := /bin/bash
+SWIFT ?= swift
+CONFIG ?= deploy/config/herald.yaml
+APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
+BROKER_PORT := 1883
+
+.PHONY: help deps build run test bench clean
+
+help: ## List the targets.
+	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+
+deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-dev, libsqlite3-dev, mosquitto, mosquitto-clients).
+	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
+	if [ -n "$$missing" ]; then \
+	  echo "Installing system packages:" $$missing; \
+	  sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
+	fi
+	@command -v $(SWIFT) >/dev/null || { echo "error: no Swift toolchain on PATH (Swift 6.x from swift.org is required)"; exit 1; }
+
+build: deps ## Build herald (debug).
+	$(SWIFT) build --product herald
+
+run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then run Herald with deploy/config/herald.yaml.
+	@mkdir -p var/mosquitto
+	@if ! (exec 3<>/dev/tcp/127.0.0.1/$(BROKER_PORT)) 2>/dev/null; then \
+	  echo "Starting mosquitto on 127.0.0.1:$(BROKER_PORT) with deploy/mosquitto/mosquitto.conf (log: var/mosquitto.log)"; \
+	  mosquitto -c deploy/mosquitto/mosquitto.conf > var/mosquitto.log 2>&1 & \
+	  for i in $$(seq 50); do (exec 3<>/dev/tcp/127.0.0.1/$(BROKER_PORT)) 2>/dev/null && break; sleep 0.1; done; \
+	else echo "Using the MQTT broker already listening on 127.0.0.1:$(BROKER_PORT)"; fi
+	.build/debug/herald check --config $(CONFIG)
+	exec .build/debug/herald run --config $(CONFIG)
+
+test: deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
+	$(SWIFT) build --build-tests
+	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build
+
+bench: deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run.
+	$(SWIFT) build -c release --product herald
+	$(SWIFT) build -c release --product herald-bench
+	.build/release/herald-bench --herald .build/release/herald
+
+clean: ## Remove build output and local state (var/).
+	rm -rf .build var

@@ -1,0 +1,81 @@
+import Foundation
+import HeraldCore
+
+/// The real `herald` executable run as a child process against a test config, so tests can
+/// `kill -9` it, send SIGTERM and restart it like an operator would.
+public final class HeraldProcess: Sendable {
+    /// The running child.
+    public let child: ChildProcess
+
+    /// Starts `herald run -c configPath`, logging to `logPath`.
+    public init(configPath: String, logPath: String, environment: [String: String] = [:]) throws {
+        var merged = ProcessInfo.processInfo.environment
+        merged.merge(environment) { $1 }
+        child = try ChildProcess(executable: Self.binary, arguments: ["run", "--config", configPath], logPath: logPath,
+                                 environment: merged)
+    }
+
+    /// Waits until the log shows that every source and sink connected.
+    public func waitUntilConnected(connections: Int = 2, timeout: Duration = .seconds(20)) async throws {
+        try await eventually("herald to connect (\(connections) connections)", timeout: timeout) {
+            guard child.isRunning else { throw TestKitError("herald exited early:\n\(child.output)") }
+            return child.output.components(separatedBy: "MQTT connected.").count - 1 >= connections
+        }
+    }
+
+    /// The `herald` binary: `$HERALD_BINARY`, else the package's debug build.
+    public static var binary: String {
+        if let path = ProcessInfo.processInfo.environment["HERALD_BINARY"] { return path }
+        let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        return root.appendingPathComponent(".build/debug/herald").path
+    }
+}
+
+/// Builds a Herald YAML config for tests: one MQTT source and one MQTT sink on a test broker.
+public struct TestConfiguration: Sendable {
+    /// Broker port.
+    public var port: Int
+    /// SQLite path.
+    public var storePath: String
+    /// Source client id (persistent session).
+    public var sourceClientID = "herald-test-ingest"
+    /// Extra YAML lines inside the source section (indented by the caller with 4 spaces).
+    public var sourceExtra = ""
+    /// Extra top-level YAML.
+    public var topLevelExtra = ""
+    /// Durability.
+    public var durability = "normal"
+
+    /// Creates a builder.
+    public init(port: Int, storePath: String) {
+        self.port = port
+        self.storePath = storePath
+    }
+
+    /// The YAML text.
+    public var yaml: String {
+        """
+        store:
+          path: \(storePath)
+          durability: \(durability)
+        outbox:
+          drain_timeout_s: 3
+        log:
+          level: info
+        sources:
+          - name: broker
+            type: mqtt
+            url: mqtt://127.0.0.1:\(port)
+            client_id: \(sourceClientID)
+            keepalive: 10
+        \(sourceExtra)
+        sinks:
+          - name: push
+            type: mqtt
+            url: mqtt://127.0.0.1:\(port)
+            client_id: herald-test-push
+            ack_timeout_s: 2
+        \(topLevelExtra)
+        """
+    }
+}

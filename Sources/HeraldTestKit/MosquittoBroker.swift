@@ -1,0 +1,65 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real `mosquitto` broker on 127.0.0.1 and a free port, with its own config and persistence
+/// directory, for tests and benchmarks. Persistence is on and the per-client queue unlimited, so a
+/// persistent session keeps every QoS 1 message while its client is away.
+public final class MosquittoBroker: Sendable {
+    /// The listening port.
+    public let port: Int
+    /// `mqtt://127.0.0.1:PORT`
+    public var url: String { "mqtt://127.0.0.1:\(port)" }
+    private let directory: TemporaryDirectory
+    private let configPath: String
+    private let current: Mutex<ChildProcess?>
+
+    /// Starts a broker. `extraConfig` lines are appended to the generated config.
+    public init(extraConfig: String = "") async throws {
+        directory = try TemporaryDirectory(prefix: "herald-broker")
+        port = try Loopback.freePort()
+        let persistence = directory.path("data") + "/"
+        try FileManager.default.createDirectory(atPath: persistence, withIntermediateDirectories: true)
+        configPath = try directory.write("mosquitto.conf", """
+            listener \(port) 127.0.0.1
+            allow_anonymous true
+            persistence true
+            persistence_location \(persistence)
+            autosave_interval 1
+            max_queued_messages 0
+            max_inflight_messages 1000
+            \(extraConfig)
+            """)
+        current = Mutex(nil)
+        try await start()
+    }
+
+    /// Starts (or restarts) the broker process on the same port and data.
+    public func start() async throws {
+        let process = try ChildProcess(executable: Self.executable, arguments: ["-c", configPath],
+                                       logPath: directory.path("mosquitto-\(UUID().uuidString.prefix(4)).log"))
+        current.withLock { $0 = process }
+        try await eventually("mosquitto to listen on \(port)", timeout: .seconds(10)) {
+            guard process.isRunning else { throw TestKitError("mosquitto exited: \(process.output)") }
+            return Loopback.isListening(port: port)
+        }
+    }
+
+    /// Stops the broker with SIGTERM (it saves its persistence file) and waits.
+    public func stop() async throws {
+        guard let process = current.withLock({ $0 }) else { return }
+        process.signal(SIGTERM)
+        _ = try await process.waitForExit()
+        current.withLock { $0 = nil }
+    }
+
+    deinit { current.withLock { $0 }?.signal(SIGKILL) }
+
+    static var executable: String {
+        ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
+            ?? "mosquitto"
+    }
+}

@@ -1,0 +1,47 @@
+import Foundation
+
+/// A fresh directory under the system temp dir, removed when the value is released.
+public final class TemporaryDirectory: Sendable {
+    /// The directory.
+    public let url: URL
+
+    /// Creates the directory.
+    public init(prefix: String = "herald-test") throws {
+        url = FileManager.default.temporaryDirectory.appendingPathComponent("\(prefix)-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: url, withIntermediateDirectories: true)
+    }
+
+    deinit { try? FileManager.default.removeItem(at: url) }
+
+    /// A path inside the directory.
+    public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
+
+    /// Writes a text file inside the directory and returns its path.
+    @discardableResult
+    public func write(_ name: String, _ text: String) throws -> String {
+        let path = path(name)
+        try text.write(toFile: path, atomically: true, encoding: .utf8)
+        return path
+    }
+}
+
+/// Errors of the test kit.
+public struct TestKitError: Error, CustomStringConvertible {
+    /// What happened.
+    public var description: String
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}
+
+/// Polls `condition` until it is true or `timeout` passes. For waiting on another *process*
+/// (a broker, the gateway) where there is no event to await; the condition is what is awaited.
+/// - Throws: ``TestKitError`` naming `what` on timeout.
+public func eventually(_ what: String, timeout: Duration = .seconds(30), poll: Duration = .milliseconds(25),
+                       _ condition: () throws -> Bool) async throws {
+    let deadline = ContinuousClock.now + timeout
+    while true {
+        if try condition() { return }
+        guard ContinuousClock.now < deadline else { throw TestKitError("timed out after \(timeout) waiting for: \(what)") }
+        try await Task.sleep(for: poll)
+    }
+}

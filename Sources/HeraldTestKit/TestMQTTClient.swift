@@ -1,0 +1,99 @@
+import Foundation
+import Mosquitto
+import Synchronization
+
+/// A real libmosquitto client for tests and benchmarks: publishes at QoS 1 and counts the broker's
+/// acknowledgements, and records what arrives on its subscriptions. Runs its own network thread.
+public final class TestMQTTClient: Sendable {
+    /// A received message.
+    public struct Received: Sendable, Hashable {
+        /// Topic.
+        public var topic: String
+        /// Payload as text.
+        public var text: String
+        /// Whether it was delivered as retained.
+        public var retained: Bool
+    }
+
+    private let client: MosquittoClient
+    private let acknowledged = Atomic<Int>(0)
+    private let connected = Atomic<Bool>(false)
+    private let stopping = Atomic<Bool>(false)
+    private let inbox = Mutex<[Received]>([])
+    private let finished = Mutex<Bool>(false)
+    private let onMessageHook: (@Sendable (Received) -> Void)?
+
+    /// Connects to `port` on 127.0.0.1 and subscribes to `subscriptions` at QoS 1.
+    public init(port: Int, clientID: String = "test-\(UUID().uuidString.prefix(8))", subscriptions: [String] = [],
+                maxInflight: Int = 100, onMessage: (@Sendable (Received) -> Void)? = nil) async throws {
+        var options = MosquittoOptions(host: "127.0.0.1", port: port, clientID: clientID, cleanSession: true, keepalive: 30)
+        options.maxInflight = maxInflight
+        onMessageHook = onMessage
+        let box = CallbackTarget()
+        client = try MosquittoClient(options: options, callbacks: MosquittoCallbacks(
+            onConnect: { code, _ in box.target?.didConnect(code: code, subscriptions: subscriptions) },
+            onMessage: { box.target?.didReceive($0) },
+            onPublish: { _ in box.target?.didAcknowledge() }))
+        box.target = self
+        try client.connect()
+        let thread = Thread { [self] in
+            try? client.serviceLoop { stopping.load(ordering: .relaxed) }
+            client.disconnect()
+            finished.withLock { $0 = true }
+        }
+        thread.start()
+        try await eventually("test client to connect to \(port)", timeout: .seconds(10)) { connected.load(ordering: .acquiring) }
+    }
+
+    private func didConnect(code: Int32, subscriptions: [String]) {
+        guard code == 0 else { return }
+        for filter in subscriptions { try? client.subscribe(filter, qos: 1) }
+        connected.store(true, ordering: .releasing)
+    }
+
+    private func didReceive(_ message: MosquittoMessage) {
+        let received = Received(topic: message.topic, text: String(decoding: message.payload, as: UTF8.self), retained: message.retain)
+        inbox.withLock { $0.append(received) }
+        onMessageHook?(received)
+    }
+
+    private func didAcknowledge() { acknowledged.add(1, ordering: .relaxed) }
+
+    /// Publishes at QoS 1 (queued; the network thread sends it).
+    public func publish(_ topic: String, _ text: String, retain: Bool = false) throws {
+        try client.publish(topic: topic, payload: Array(text.utf8), qos: 1, retain: retain)
+    }
+
+    /// Publishes raw bytes at QoS 1.
+    public func publish(_ topic: String, bytes: [UInt8]) throws {
+        try client.publish(topic: topic, payload: bytes, qos: 1, retain: false)
+    }
+
+    /// How many publishes the broker has acknowledged.
+    public var acknowledgedCount: Int { acknowledged.load(ordering: .relaxed) }
+
+    /// Waits until `count` publishes are acknowledged.
+    public func waitForAcknowledgements(_ count: Int, timeout: Duration = .seconds(60)) async throws {
+        try await eventually("\(count) PUBACKs (have \(acknowledgedCount))", timeout: timeout) { acknowledgedCount >= count }
+    }
+
+    /// Everything received so far.
+    public var received: [Received] { inbox.withLock { $0 } }
+
+    /// Waits until the received messages satisfy `condition`.
+    public func waitForMessages(_ what: String, timeout: Duration = .seconds(30), _ condition: @escaping ([Received]) -> Bool) async throws {
+        try await eventually(what, timeout: timeout) { condition(received) }
+    }
+
+    /// Disconnects and stops the network thread.
+    public func close() async throws {
+        stopping.store(true, ordering: .relaxed)
+        client.wake()
+        try await eventually("test client to stop", timeout: .seconds(5)) { finished.withLock { $0 } }
+    }
+}
+
+/// Lets callbacks created before `self` exists reach it.
+private final class CallbackTarget: @unchecked Sendable {
+    weak var target: TestMQTTClient?
+}

@@ -1,0 +1,126 @@
+import HeraldCore
+import HeraldPluginAPI
+import Testing
+
+@Suite("Router semantics through a real SQLite store")
+struct EventRouterTests {
+    @Test func messageNotifiesEveryMemberButTheSenderWithPreviewAndBadge() throws {
+        let harness = try RouterHarness()
+        let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob", "carol"], body: "hi"))
+        let notifications = outputs.compactMap(\.notification)
+        #expect(notifications.map(\.recipient) == ["bob", "carol"])
+        #expect(notifications.allSatisfy { $0.preview == "hi" && $0.badgeTotal == 1 && $0.sender == "alice" && $0.messageID == "m1" })
+        #expect(outputs.compactMap(\.badgeUpdate).map(\.recipient) == ["bob", "carol"])
+        #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 1, chats: ["c1": 1]))
+        #expect(try harness.badge("alice").unread == 0)
+    }
+
+    @Test func duplicateMessageHasNoEffectAndIsCounted() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
+        try harness.drain()
+        let report = try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
+        #expect(report.duplicates == 1 && report.applied == 0 && report.outputs == 0)
+        #expect(try harness.drain().isEmpty)
+        #expect(try harness.badge("bob").unread == 1)
+    }
+
+    @Test func readSendsReceiptsToSendersAndClearsTheReadersBadge() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m1", from: "alice", to: ["bob", "carol"], at: 1000),
+                          message("c1", "m2", from: "carol", to: ["bob", "alice"], at: 2000),
+                          message("c1", "m3", from: "alice", to: ["bob", "carol"], at: 3000))
+        let outputs = try harness.outputs(read("bob", "c1", upTo: "m2"))
+        #expect(outputs.compactMap(\.receipt).map(\.recipient) == ["alice", "carol"])
+        #expect(outputs.compactMap(\.receipt).allSatisfy { $0.upTo == "m2" && $0.reader == "bob" })
+        #expect(outputs.compactMap(\.badgeUpdate) == [BadgeUpdate(recipient: "bob", unread: 1, chats: ["c1": 1])])
+    }
+
+    @Test func readPositionNeverMovesBack() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+                          message("c1", "m2", from: "alice", to: ["bob"], at: 2000),
+                          read("bob", "c1", upTo: "m2"))
+        let report = try harness.apply(read("bob", "c1", upTo: "m1"))
+        #expect(report.duplicates == 1)
+        #expect(try harness.badge("bob").unread == 0)
+    }
+
+    @Test func lateMessageAtOrBeforeTheReadPositionCountsAsRead() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m5", from: "alice", to: ["bob"], at: 5000), read("bob", "c1", upTo: "m5"))
+        let outputs = try harness.outputs(message("c1", "m3", from: "alice", to: ["bob"], at: 3000))
+        #expect(outputs.isEmpty)
+        #expect(try harness.badge("bob").unread == 0)
+    }
+
+    @Test func messagesWithTheSameTimeAreOrderedById() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "b", from: "alice", to: ["bob"], at: 1000), read("bob", "c1", upTo: "b"))
+        try harness.apply(message("c1", "a", from: "alice", to: ["bob"], at: 1000), message("c1", "c", from: "alice", to: ["bob"], at: 1000))
+        #expect(try harness.badge("bob").unread == 1)  // only "c" is after (1000, "b")
+    }
+
+    @Test func openChatGetsALiveMessageUntilClosedOrExpired() throws {
+        let harness = try RouterHarness(policy: RouterPolicy(presenceTTLMilliseconds: 60_000))
+        try harness.apply(.chatOpened(ChatFocus(user: "bob", chat: "c1")))
+        let live = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"]))
+        #expect(live.compactMap(\.live).map(\.recipient) == ["bob"])
+        #expect(live.compactMap(\.notification).isEmpty)
+        #expect(try harness.badge("bob").unread == 1)  // still unread until the client reports the read
+
+        harness.clock.advance(milliseconds: 60_001)
+        let expired = try harness.outputs(message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
+        #expect(expired.compactMap(\.notification).map(\.recipient) == ["bob"])
+
+        try harness.apply(.chatOpened(ChatFocus(user: "bob", chat: "c1")), .chatClosed(ChatFocus(user: "bob", chat: "c1")))
+        let closed = try harness.outputs(message("c1", "m3", from: "alice", to: ["bob"], at: 3000))
+        #expect(closed.compactMap(\.notification).map(\.recipient) == ["bob"])
+    }
+
+    @Test func declaredMembersWinOverRecipients() throws {
+        let harness = try RouterHarness()
+        try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])))
+        let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["mallory"]))
+        #expect(outputs.compactMap(\.notification).map(\.recipient) == ["bob", "carol"])
+        #expect(try harness.badge("mallory").unread == 0)
+    }
+
+    @Test func chatCreatedAfterMessagesRecountsMembers() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]), message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
+        let outputs = try harness.outputs(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "carol"])))
+        #expect(Set(outputs.compactMap(\.badgeUpdate)) == [
+            BadgeUpdate(recipient: "bob", unread: 0, chats: [:]), BadgeUpdate(recipient: "carol", unread: 2, chats: ["c1": 2]),
+        ])
+    }
+
+    @Test func readBeforeItsMessageResolvesWhenTheMessageArrives() throws {
+        let harness = try RouterHarness()
+        try harness.apply(read("bob", "c1", upTo: "m2"))
+        let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+                                          message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
+        #expect(try harness.badge("bob").unread == 0)
+        #expect(outputs.compactMap(\.receipt).map(\.recipient).contains("alice"))
+    }
+
+    @Test func previewIsCutTo120CharactersWithAnEllipsis() throws {
+        let harness = try RouterHarness()
+        let body = String(repeating: "é", count: 300)
+        let preview = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], body: body)).compactMap(\.notification)[0].preview
+        #expect(preview.count == 120)
+        #expect(preview.hasSuffix("…"))
+    }
+
+    @Test func rejectedRecordGoesToTheDeadLetterQueueAndTheRestOfTheBatchApplies() throws {
+        let harness = try RouterHarness()
+        let bad = SourceRecord(provenance: Provenance(adapter: "a", origin: "o", rawSize: 3, receivedAt: harness.clock.now()),
+                               outcome: .rejected(Rejection(.malformedJSON, "nope")), raw: Array("{{{".utf8))
+        let report = try harness.router.commit([bad, harness.record(message("c1", "m1", from: "alice", to: ["bob"]))])
+        #expect(report.deadLettered == 1 && report.applied == 1)
+        let letters = try harness.store.deadLetters(limit: 10, includeReplayed: false)
+        #expect(letters.map(\.rejection.reason) == [.malformedJSON])
+        #expect(letters.first?.raw == Array("{{{".utf8))
+        #expect(try harness.badge("bob").unread == 1)
+    }
+}

@@ -1,0 +1,72 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldTestKit
+import Metrics
+import Synchronization
+
+/// A clock the test moves by hand.
+final class ManualClock: WallClock {
+    private let current = Mutex(Timestamp(milliseconds: 1_700_000_000_000))
+    func now() -> Timestamp { current.withLock { $0 } }
+    func advance(milliseconds: Int64) { current.withLock { $0 = $0.adding(milliseconds: milliseconds) } }
+}
+
+/// A router over a real SQLite file in a temporary directory, with every output routed to one sink.
+struct RouterHarness {
+    let directory: TemporaryDirectory
+    let store: SQLiteChatStore
+    let router: EventRouter
+    let clock = ManualClock()
+
+    init(policy: RouterPolicy = RouterPolicy()) throws {
+        directory = try TemporaryDirectory()
+        store = try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
+        router = EventRouter(store: store, policy: policy,
+                             routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]), clock: clock,
+                             metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                             logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    func record(_ event: ChatEvent) -> SourceRecord {
+        SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: clock.now()), outcome: .event(event), raw: [])
+    }
+
+    /// Applies events (one commit) and returns the report.
+    @discardableResult
+    func apply(_ events: ChatEvent...) throws -> IngestReport { try router.commit(events.map(record)) }
+
+    /// Applies events and returns only the outputs they produced (draining the outbox).
+    func outputs(_ events: ChatEvent...) throws -> [Output] {
+        try drain()
+        _ = try router.commit(events.map(record))
+        return try drain()
+    }
+
+    /// Removes and returns everything queued.
+    @discardableResult
+    func drain() throws -> [Output] {
+        let pending = try store.pendingOutputs(sink: "sink", limit: 100_000)
+        try store.removeOutputs(sink: "sink", sequences: pending.map(\.sequence))
+        return pending.map(\.output)
+    }
+
+    func badge(_ user: UserID) throws -> BadgeUpdate { try store.badge(for: user) }
+}
+
+func message(_ chat: ChatID, _ id: MessageID, from sender: UserID, to recipients: [UserID]? = nil, body: String = "hello",
+             at sentAt: Int64 = 1000) -> ChatEvent {
+    .messageReceived(MessageReceived(chat: chat, id: id, sender: sender, recipients: recipients, body: body,
+                                     sentAt: Timestamp(milliseconds: sentAt)))
+}
+
+func read(_ reader: UserID, _ chat: ChatID, upTo: MessageID) -> ChatEvent {
+    .messagesRead(MessagesRead(reader: reader, chat: chat, upTo: upTo, readAt: Timestamp(milliseconds: 5000)))
+}
+
+extension Output {
+    var notification: InAppNotification? { if case .notification(let value) = self { value } else { nil } }
+    var live: LiveMessage? { if case .liveMessage(let value) = self { value } else { nil } }
+    var receipt: ReadReceipt? { if case .readReceipt(let value) = self { value } else { nil } }
+    var badgeUpdate: BadgeUpdate? { if case .badge(let value) = self { value } else { nil } }
+}
