@@ -45,6 +45,8 @@ public struct TestConfiguration: Sendable {
     public var topLevelExtra = ""
     /// Durability.
     public var durability = "normal"
+    /// Port of the broker the sink publishes to (defaults to `port`).
+    public var sinkPort: Int?
 
     /// Creates a builder.
     public init(port: Int, storePath: String) {
@@ -72,7 +74,7 @@ public struct TestConfiguration: Sendable {
         sinks:
           - name: push
             type: mqtt
-            url: mqtt://127.0.0.1:\(port)
+            url: mqtt://127.0.0.1:\(sinkPort ?? port)
             client_id: herald-test-push
             ack_timeout_s: 2
         \(topLevelExtra)
