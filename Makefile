@@ -24,6 +24,8 @@ build: deps ## Build herald (debug).
 
 run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then run Herald with deploy/config/herald.yaml.
 	@mkdir -p var/mosquitto
+	@# mosquitto started as root drops to the 'mosquitto' user, which must be able to write its persistence.
+	@if [ "$$(id -u)" -eq 0 ] && id mosquitto >/dev/null 2>&1; then chown mosquitto var/mosquitto; fi
 	@if ! (exec 3<>/dev/tcp/127.0.0.1/$(BROKER_PORT)) 2>/dev/null; then \
 	  echo "Starting mosquitto on 127.0.0.1:$(BROKER_PORT) with deploy/mosquitto/mosquitto.conf (log: var/mosquitto.log)"; \
 	  mosquitto -c deploy/mosquitto/mosquitto.conf > var/mosquitto.log 2>&1 & \

@@ -26,6 +26,7 @@ public final class MosquittoBroker: Sendable {
         configPath = try directory.write("mosquitto.conf", """
             listener \(port) 127.0.0.1
             allow_anonymous true
+            user \(Self.currentUser)
             persistence true
             persistence_location \(persistence)
             autosave_interval 1
@@ -52,8 +53,21 @@ public final class MosquittoBroker: Sendable {
     public func stop() async throws {
         guard let process = current.withLock({ $0 }) else { return }
         process.signal(SIGTERM)
-        _ = try await process.waitForExit()
+        do {
+            _ = try await process.waitForExit()
+        } catch {
+            throw TestKitError("\(error); broker log:\n\(process.output)")
+        }
         current.withLock { $0 = nil }
+    }
+
+    /// The running broker's log.
+    public var log: String { current.withLock { $0 }?.output ?? "" }
+
+    /// The user the tests run as, so the broker can write its persistence directory.
+    static var currentUser: String {
+        guard let entry = getpwuid(geteuid()), let name = entry.pointee.pw_name else { return "root" }
+        return String(cString: name)
     }
 
     deinit { current.withLock { $0 }?.signal(SIGKILL) }

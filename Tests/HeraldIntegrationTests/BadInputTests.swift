@@ -1,0 +1,77 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldTestKit
+import Testing
+
+@Suite("Bad input goes to the dead-letter queue and never stalls the pipeline")
+struct BadInputTests {
+    static let sourceExtra = """
+            max_payload_bytes: 512
+            subscriptions:
+              - topic: chats/{chat}/messages
+                event: message.received
+              - topic: users/{user}/read
+                event: messages.read
+              - topic: users/{user}/presence
+                event: chat.presence
+              - topic: users/{user}/events
+                event: auto
+        """
+
+    @Test func everyKindOfBadInputIsDeadLetteredWithItsReasonAndTheNextGoodMessageFlows() async throws {
+        let fixture = try await GatewayFixture(sourceExtra: Self.sourceExtra)
+        try await fixture.startHerald()
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let cases: [(topic: String, payload: [UInt8], reason: RejectionReason)] = [
+            ("chats/c1/messages", Array("{\"id\":".utf8), .malformedJSON),
+            ("chats/c1/messages", [0x7B, 0xFF, 0xFE, 0x7D], .invalidUTF8),
+            ("chats/c1/messages", Array(#"{"id":"m1","from":"alice","sent_at":1}"#.utf8), .missingField),
+            ("chats/c1/messages", Array(#"{"id":"m1","from":"alice","body":42,"sent_at":1}"#.utf8), .invalidField),
+            ("users/bob/events", Array(#"{"type":"message.deleted","chat":"c1"}"#.utf8), .unknownEventKind),
+            ("chats/c1/messages", Array(messageJSON(id: "big", from: "alice", body: String(repeating: "x", count: 600)).utf8), .oversize),
+            ("users/bob/read", Array(#"{"chat":"c1","up_to":"m1","user":"mallory"}"#.utf8), .identityMismatch),
+            ("users/bob/presence", Array(#"{"chat":"c1","state":"open","user":"alice"}"#.utf8), .identityMismatch),
+        ]
+        for bad in cases { try client.publish(bad.topic, bytes: bad.payload) }
+        try client.publish("chats/c1/messages", messageJSON(id: "good", from: "alice", to: ["bob"]))
+        try await client.waitForAcknowledgements(cases.count + 1)
+
+        try await eventually("the good message after the bad ones") { try fixture.store().statistics().messages == 1 }
+        let letters = try fixture.store().deadLetters(limit: 100, includeReplayed: false)
+        #expect(letters.map(\.rejection.reason) == cases.map(\.reason))
+        #expect(letters.map(\.raw) == cases.map(\.payload))
+        #expect(letters.allSatisfy { $0.provenance.adapter == "broker" && !$0.rejection.detail.isEmpty })
+        #expect(try fixture.store().badge(for: "bob").unread == 1)
+
+        let list = try await fixture.cli(["dlq", "list"])
+        #expect(list.status == 0)
+        #expect(list.output.contains("identity_mismatch") && list.output.contains("oversize"))
+        try await client.close()
+    }
+
+    @Test func replayAppliesDeadLettersThatTheFixedConfigAccepts() async throws {
+        let fixture = try await GatewayFixture(sourceExtra: Self.sourceExtra)
+        let herald = try await fixture.startHerald()
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try client.publish("chats/c1/messages", messageJSON(id: "long", from: "alice", to: ["bob"], body: String(repeating: "y", count: 600)))
+        try client.publish("chats/c1/messages", "garbage")
+        try await eventually("two dead letters") { try fixture.store().deadLetters(limit: 10, includeReplayed: false).count == 2 }
+        herald.child.signal(SIGTERM)
+        _ = try await herald.child.waitForExit()
+
+        // The operator raises the limit; the oversize message now normalises, the garbage still fails.
+        try fixture.configuration.yaml.replacingOccurrences(of: "max_payload_bytes: 512", with: "max_payload_bytes: 4096")
+            .write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
+        let first = try await fixture.cli(["dlq", "replay"])
+        #expect(first.status == 0)
+        #expect(first.output.contains("Replayed 1; still failing 1"), "\(first.output)")
+        #expect(try fixture.store().statistics().messages == 1)
+        #expect(try fixture.store().badge(for: "bob").unread == 1)
+
+        let second = try await fixture.cli(["dlq", "replay"])
+        #expect(second.output.contains("Replayed 0; still failing 1"))
+        #expect(try fixture.store().badge(for: "bob").unread == 1)
+        try await client.close()
+    }
+}
