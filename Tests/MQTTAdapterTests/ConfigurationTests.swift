@@ -1,0 +1,66 @@
+import HeraldCore
+import HeraldPluginAPI
+import MQTTAdapter
+import Testing
+
+@Suite("Config loading: strict keys, located errors, interpolation")
+struct ConfigurationTests {
+    static let loader = ConfigurationLoader(registry: NormaliserTests.registry, environment: ["PASS": "s3cret", "HOST": "broker"])
+
+    static func yaml(_ sourceLines: String) -> String {
+        """
+        store:
+          path: /tmp/x.sqlite
+        sources:
+          - name: in
+            type: mqtt
+        \(sourceLines)
+        """
+    }
+
+    static func error(_ text: String) -> ConfigurationError? {
+        do {
+            _ = try loader.load(text: text, file: "t.yaml")
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    @Test func misspelledKeyIsRejectedWithPositionPathAndSuggestion() {
+        let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    keepalve: 5"))
+        #expect(error?.line == 8 && error?.column == 5)
+        #expect(error?.keyPath == "sources[0].keepalve")
+        #expect(error?.message.contains("did you mean \"keepalive\"") == true)
+    }
+
+    @Test func typeErrorsPointAtTheValue() {
+        let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    keepalive: soon"))
+        #expect(error?.line == 8 && error?.column == 16)
+        #expect(error?.message == "expected a whole number, found \"soon\"")
+    }
+
+    @Test func adapterValidationErrorsAreLocatedToo() {
+        let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    subscriptions:\n      - topic: users/read\n        event: messages.read"))
+        #expect(error?.keyPath == "sources[0].subscriptions[0].topic")
+        #expect(error?.line == 9)
+    }
+
+    @Test func missingKeysAndUnknownTypesAreNamed() {
+        #expect(Self.error(Self.yaml("    client_id: c"))?.message == "missing required key \"url\"")
+        #expect(Self.error("sources:\n  - name: x\n    type: kafka\n")?.message.contains("unknown adapter type \"kafka\"") == true)
+    }
+
+    @Test func environmentInterpolationWithDefaultsAndMissingVariables() throws {
+        let configuration = try Self.loader.load(text: Self.yaml("    url: mqtt://${HOST}:${PORT:-1884}\n    client_id: c\n    password: ${PASS}"), file: "t.yaml")
+        let source = try #require(configuration.sources.first?.settings as? MQTTSourceConfiguration)
+        #expect(source.connection.url == "mqtt://broker:1884")
+        #expect(source.connection.password == "s3cret")
+        let missing = Self.error(Self.yaml("    url: mqtt://${NOPE}\n    client_id: c"))
+        #expect(missing?.message.contains("environment variable NOPE is not set") == true)
+    }
+
+    @Test func secretsAreRedactedWhenPrinted() {
+        #expect("\(Secret("s3cret"))" == "<redacted>")
+    }
+}

@@ -1,0 +1,21 @@
+import HeraldPluginAPI
+import MQTTAdapter
+import Testing
+
+@Suite("Topic templates")
+struct TopicTemplateTests {
+    @Test func placeholdersBecomeSingleLevelWildcardsAndCaptureValues() throws {
+        let template = try TopicTemplate("tenant/users/{user}/chats/{chat}/read")
+        #expect(template.filter == "tenant/users/+/chats/+/read")
+        #expect(template.match("tenant/users/bob/chats/c1/read") == ["user": "bob", "chat": "c1"])
+        #expect(template.match("tenant/users/bob/chats/c1/read/extra") == nil)
+        #expect(template.match("tenant/users//chats/c1/read") == nil)
+        #expect(template.match("other/users/bob/chats/c1/read") == nil)
+        #expect(template.render(["user": "alice", "chat": "c9"]) == "tenant/users/alice/chats/c9/read")
+    }
+
+    @Test(arguments: ["users/{user/read", "users/+/read", "users/#", "chats/{chat}/{chat}", "users/x{user}/read", ""])
+    func malformedTemplatesAreRejected(_ text: String) {
+        #expect(throws: ConfigurationError.self) { try TopicTemplate(text) }
+    }
+}
