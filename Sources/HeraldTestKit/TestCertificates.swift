@@ -1,0 +1,42 @@
+import Foundation
+
+/// A throwaway PKI made with the `openssl` command: a CA, a server certificate for `localhost`
+/// signed by it, and an unrelated second CA. For TLS tests against real servers.
+public struct TestCertificates: Sendable {
+    /// The trusted CA certificate (PEM).
+    public let caFile: String
+    /// An unrelated CA certificate, for "wrong CA" tests.
+    public let otherCAFile: String
+    /// The server certificate (SAN: DNS:localhost only).
+    public let serverCertFile: String
+    /// The server key.
+    public let serverKeyFile: String
+
+    /// Generates everything in `directory`.
+    public init(in directory: TemporaryDirectory) async throws {
+        caFile = directory.path("ca.pem")
+        otherCAFile = directory.path("other-ca.pem")
+        serverCertFile = directory.path("server.pem")
+        serverKeyFile = directory.path("server.key")
+        let csr = directory.path("server.csr")
+        let extensions = try directory.write("server.ext", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
+        let steps: [[String]] = [
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Herald Test CA",
+             "-keyout", directory.path("ca.key"), "-out", caFile],
+            ["req", "-x509", "-newkey", "rsa:2048", "-nodes", "-days", "2", "-subj", "/CN=Other CA",
+             "-keyout", directory.path("other-ca.key"), "-out", otherCAFile],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", serverKeyFile, "-out", csr],
+            ["x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", directory.path("ca.key"), "-CAcreateserial",
+             "-days", "2", "-extfile", extensions, "-out", serverCertFile],
+        ]
+        for (index, arguments) in steps.enumerated() {
+            let child = try ChildProcess(executable: "/usr/bin/openssl", arguments: arguments, logPath: directory.path("openssl-\(index).log"))
+            guard try await child.waitForExit() == 0 else { throw TestKitError("openssl \(arguments[0]) failed: \(child.output)") }
+        }
+    }
+
+    /// mosquitto listener settings serving this certificate with TLS 1.2 as the minimum.
+    public var brokerListenerConfig: String {
+        "cafile \(caFile)\ncertfile \(serverCertFile)\nkeyfile \(serverKeyFile)\ntls_version tlsv1.2\n"
+    }
+}
