@@ -1,1 +1,60 @@
-print("x")
+import Foundation
+import HeraldTestKit
+import Histogram
+
+// herald-bench: throughput and latency of Herald against the C client on the same machine, same run.
+// Never a pass/fail test: it prints figures, ratios and the targets they are compared with.
+
+let arguments = CommandLine.arguments
+func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
+if arguments.contains("--help") {
+    print("""
+        USAGE: herald-bench [--herald PATH] [--messages N]
+
+        Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats and 2000 users to local mosquitto
+        brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
+        limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
+        seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
+        Herald's live rate.
+        """)
+    exit(0)
+}
+if let path = option("--herald") { setenv("HERALD_BINARY", path, 1) }
+let workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
+let directory = try TemporaryDirectory(prefix: "herald-bench")
+
+func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
+
+step("mosquitto_sub live (\(workload.messages) messages)")
+let subLive = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
+step("mosquitto_sub backlog")
+let subBacklog = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
+step("Herald live")
+let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
+step("Herald backlog")
+let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
+let latencyRate = heraldLive.rate / 2
+let latencyLoad = Workload(messages: min(workload.messages / 4, 50_000))
+step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages")
+let latency = try await latencyPhase(latencyLoad, rate: latencyRate, directory: directory)
+
+func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Double) -> String {
+    let ratio = herald.rate / sub.rate
+    return "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) Herald \(format(herald.rate).leftPad(7)) msg/s   "
+        + "mosquitto_sub \(format(sub.rate).leftPad(7)) msg/s   ratio \(format(ratio, 2)) (target ≥ \(format(target, 1)))   "
+        + "CPU \(format(herald.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RSS \(format(herald.peakRSSMiB ?? 0, 1)) MiB (target ≤ 64)"
+}
+
+extension String {
+    func leftPad(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
+}
+
+print("""
+
+    Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats, 2000 users, store durability full
+    \(row("live", heraldLive, subLive, target: 0.9))
+    \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
+    latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):
+      publish→commit        p50 \(latency.commit.valueAtPercentile(50)) ms   p99 \(latency.commit.valueAtPercentile(99)) ms   max \(latency.commit.max) ms (target p99 ≤ 20 ms; ms resolution)
+      publish→notification  p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.notification.max) / 1000, 2)) ms
+    """)

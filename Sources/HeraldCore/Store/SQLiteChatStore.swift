@@ -91,3 +91,11 @@ public final class SQLiteChatStore: ChatStore {
         }
     }
 }
+
+extension SQLiteChatStore {
+    /// Per stored message, `received_at − sent_at` in milliseconds (apply time minus send time),
+    /// for the benchmark's publish→commit latency.
+    public func messageLatenciesMilliseconds() throws -> [Int64] {
+        try pool.read { db in try Int64.fetchAll(db, sql: "SELECT received_at - sent_at FROM messages") }
+    }
+}

@@ -1,0 +1,70 @@
+import Foundation
+import HeraldTestKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Load shape: ~150-byte messages across many chats and users.
+struct Workload {
+    var messages: Int
+    var chats = 1000
+    var users = 2000
+
+    func topic(_ index: Int) -> String { "chats/c\(index % chats)/messages" }
+
+    /// A message whose body starts with the publish time in microseconds (read back from previews).
+    func payload(_ index: Int, sentAtMicros: Int64) -> String {
+        let sender = (index * 7) % users
+        let body = "t=\(sentAtMicros) lorem ipsum dolor sit amet consectetur"
+        return #"{"id":"m\#(index)","from":"u\#(sender)","to":["u\#((sender + 1) % users)"],"body":"\#(body)","sent_at":\#(sentAtMicros / 1000)}"#
+    }
+}
+
+/// Microseconds since the epoch.
+func nowMicros() -> Int64 {
+    var time = timespec()
+    clock_gettime(CLOCK_REALTIME, &time)
+    return Int64(time.tv_sec) * 1_000_000 + Int64(time.tv_nsec) / 1000
+}
+
+/// CPU seconds (user + system) and peak RSS of a process, from /proc.
+struct ProcessStats {
+    var cpuSeconds: Double
+    var peakRSSMiB: Double
+
+    init(pid: Int32) {
+        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
+        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let user = fields.count > 12 ? Double(fields[11]) ?? 0 : 0
+        let system = fields.count > 12 ? Double(fields[12]) ?? 0 : 0
+        cpuSeconds = (user + system) / ticks
+        let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
+        let hwm = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first
+        peakRSSMiB = (hwm.flatMap { Double($0) } ?? 0) / 1024
+    }
+}
+
+/// Publishes `workload` through a real libmosquitto client, optionally paced, and waits for PUBACKs.
+func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerSecond: Double? = nil) async throws {
+    let client = try await TestMQTTClient(port: port, clientID: "bench-pub-\(UUID().uuidString.prefix(6))", maxInflight: 1000)
+    let indices = range ?? 0..<workload.messages
+    let start = ContinuousClock.now
+    for (offset, index) in indices.enumerated() {
+        if let ratePerSecond, offset % 50 == 0 {
+            let due = start + .microseconds(Int64(Double(offset) / ratePerSecond * 1_000_000))
+            if due > .now { try await Task.sleep(until: due, clock: .continuous) }
+        }
+        try client.publish(workload.topic(index), workload.payload(index, sentAtMicros: nowMicros()))
+        if offset % 5000 == 4999 { await Task.yield() }
+    }
+    try await client.waitForAcknowledgements(indices.count, timeout: .seconds(600))
+    try await client.close()
+}
+
+func seconds(_ duration: Duration) -> Double {
+    Double(duration.components.seconds) + Double(duration.components.attoseconds) / 1e18
+}
+
+func format(_ value: Double, _ digits: Int = 0) -> String { String(format: "%.\(digits)f", value) }
