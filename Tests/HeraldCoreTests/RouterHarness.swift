@@ -48,7 +48,7 @@ struct RouterHarness {
     func drain() throws -> [Output] {
         let pending = try store.pendingOutputs(sink: "sink", limit: 100_000)
         try store.removeOutputs(sink: "sink", sequences: pending.map(\.sequence))
-        return pending.map(\.output)
+        return try pending.map { try $0.decodeOutput() }
     }
 
     func badge(_ user: UserID) throws -> BadgeUpdate { try store.badge(for: user) }

@@ -36,16 +36,17 @@ extension EventRouter {
         }
 
         let now = clock.now()
+        var badges = BadgeCache()
         for user in unreadFor {
             if let until = try tx.presence(user: user, chat: chat), until > now {
                 outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
             } else {
                 outputs.append(.notification(InAppNotification(
                     recipient: user, chat: chat, messageID: message.id, sender: message.sender,
-                    preview: preview(of: message.body), badgeTotal: try tx.badge(for: user).unread)))
+                    preview: preview(of: message.body), badgeTotal: try badges.badge(for: user, in: tx).unread)))
             }
         }
-        outputs += try badgeOutputs(for: changed, in: tx)
+        outputs += try badgeOutputs(for: changed, in: tx, cache: &badges)
         return Effect(applied: true, outputs: outputs)
     }
 
@@ -73,7 +74,25 @@ extension EventRouter {
     }
 
     /// A badge output per user, in a stable order.
+    func badgeOutputs(for users: Set<UserID>, in tx: any ChatTransaction, cache: inout BadgeCache) throws -> [Output] {
+        try users.sorted().map { .badge(try cache.badge(for: $0, in: tx)) }
+    }
+
+    /// A badge output per user, in a stable order.
     func badgeOutputs(for users: Set<UserID>, in tx: any ChatTransaction) throws -> [Output] {
-        try users.sorted().map { .badge(try tx.badge(for: $0)) }
+        var cache = BadgeCache()
+        return try badgeOutputs(for: users, in: tx, cache: &cache)
+    }
+}
+
+/// Badges read once per event: after the event's changes, a user's badge no longer moves.
+struct BadgeCache {
+    private var badges: [UserID: BadgeUpdate] = [:]
+
+    mutating func badge(for user: UserID, in tx: any ChatTransaction) throws -> BadgeUpdate {
+        if let known = badges[user] { return known }
+        let badge = try tx.badge(for: user)
+        badges[user] = badge
+        return badge
     }
 }

@@ -6,10 +6,15 @@ extension SQLiteChatStore {
     /// Up to `limit` outbox entries for `sink`, oldest first.
     public func pendingOutputs(sink: String, limit: Int) throws -> [OutboxEnvelope] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, kind, payload, created_at, attempts FROM outbox WHERE sink = ? ORDER BY seq LIMIT ?",
+            try Row.fetchAll(db, sql: "SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = ? ORDER BY seq LIMIT ?",
                              arguments: [sink, limit]).map { row in
-                OutboxEnvelope(sequence: row["seq"], output: try OutputCoding.decode(kind: row["kind"], payload: row["payload"]),
-                               createdAt: Timestamp(milliseconds: row["created_at"]), attempts: row["attempts"])
+                let payload: Data = row["payload"]
+                guard let kind = OutputKind(rawValue: row["kind"]) else {
+                    throw DatabaseError(message: "outbox row \(row["seq"] as Int64) has unknown kind \(row["kind"] as String)")
+                }
+                return OutboxEnvelope(sequence: row["seq"], recipient: UserID(row["recipient"] as String), kind: kind,
+                                      payload: [UInt8](payload), createdAt: Timestamp(milliseconds: row["created_at"]),
+                                      attempts: row["attempts"])
             }
         }
     }

@@ -122,7 +122,7 @@ struct SQLiteTransaction: ChatTransaction {
 
     func enqueue(_ output: Output, sinks: [String], at time: Timestamp) throws {
         guard !sinks.isEmpty else { return }
-        let payload = try OutputCoding.encode(output)
+        let payload = Data(OutputWireFormat.encode(output))
         for sink in sinks {
             try run("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES (?,?,?,?,?)",
                     [sink, output.recipient.rawValue, output.kind.rawValue, payload, time.milliseconds])

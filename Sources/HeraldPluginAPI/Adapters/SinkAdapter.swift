@@ -33,23 +33,35 @@ public struct SinkContext: Sendable {
     }
 }
 
-/// One queued output as the outbox hands it to a sink.
+/// One queued output as the outbox hands it to a sink: who it is for, its kind, and its client-facing
+/// JSON (``OutputWireFormat``), ready to send as it is.
 public struct OutboxEnvelope: Sendable, Hashable {
     /// Position in the outbox; increases with commit order. Stable across retries (use it as an id).
     public var sequence: Int64
-    /// The output.
-    public var output: Output
+    /// The user the output is for.
+    public var recipient: UserID
+    /// The output kind.
+    public var kind: OutputKind
+    /// The output as client-facing JSON.
+    public var payload: [UInt8]
     /// When the output was committed.
     public var createdAt: Timestamp
     /// How many delivery attempts failed before this one.
     public var attempts: Int
 
     /// Creates an envelope.
-    public init(sequence: Int64, output: Output, createdAt: Timestamp, attempts: Int) {
+    public init(sequence: Int64, recipient: UserID, kind: OutputKind, payload: [UInt8], createdAt: Timestamp, attempts: Int) {
         self.sequence = sequence
-        self.output = output
+        self.recipient = recipient
+        self.kind = kind
+        self.payload = payload
         self.createdAt = createdAt
         self.attempts = attempts
+    }
+
+    /// The structured output, decoded from the payload.
+    public func decodeOutput() throws -> Output {
+        try OutputWireFormat.decode(kind: kind, recipient: recipient, payload: payload)
     }
 }
 

@@ -50,10 +50,9 @@ public struct EventPayloadDecoder: Sendable {
                 throw Rejection(.invalidUTF8, "payload is not valid UTF-8")
             }
             let document: JSONValue
-            do {
-                document = try JSONDecoder().decode(JSONValue.self, from: Data(payload))
-            } catch {
-                throw Rejection(.malformedJSON, "payload is not valid JSON")
+            switch JSONValue.parse(payload) {
+            case .success(let value): document = value
+            case .failure(let error): throw Rejection(.malformedJSON, "payload is not valid JSON: \(error.message) at byte \(error.offset)")
             }
             guard case .object = document else {
                 throw Rejection(.malformedJSON, "payload must be a JSON object, found \(document.typeName)")

@@ -1,7 +1,7 @@
 import Foundation
 
 /// A parsed JSON document, for field mapping by JSON pointer.
-public enum JSONValue: Sendable, Hashable, Decodable {
+public enum JSONValue: Sendable, Hashable {
     /// `null`
     case null
     /// `true` / `false`
@@ -15,21 +15,13 @@ public enum JSONValue: Sendable, Hashable, Decodable {
     /// An object.
     case object([String: JSONValue])
 
-    /// Decodes any JSON value.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.singleValueContainer()
-        if container.decodeNil() {
-            self = .null
-        } else if let value = try? container.decode(Bool.self) {
-            self = .bool(value)
-        } else if let value = try? container.decode(Double.self) {
-            self = .number(value)
-        } else if let value = try? container.decode(String.self) {
-            self = .string(value)
-        } else if let value = try? container.decode([JSONValue].self) {
-            self = .array(value)
-        } else {
-            self = .object(try container.decode([String: JSONValue].self))
+    /// Parses a JSON document.
+    /// - Returns: the value, or `nil` with a reason when the bytes are not valid JSON.
+    public static func parse(_ bytes: [UInt8]) -> Result<JSONValue, JSONSyntaxError> {
+        do throws(JSONParser.Failure) {
+            return .success(try JSONParser.parse(bytes))
+        } catch {
+            return .failure(JSONSyntaxError(offset: error.offset, message: error.message))
         }
     }
 
@@ -51,7 +43,8 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         guard !pointer.isEmpty else { return self }
         var current = self
         for token in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            let key = token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")
+            let key = token.contains("~")
+                ? token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") : String(token)
             switch current {
             case .object(let members):
                 guard let next = members[key] else { return nil }
@@ -65,4 +58,12 @@ public enum JSONValue: Sendable, Hashable, Decodable {
         }
         return current
     }
+}
+
+/// Why bytes are not valid JSON, and where.
+public struct JSONSyntaxError: Error, Sendable, Hashable {
+    /// Byte offset of the problem.
+    public var offset: Int
+    /// What is wrong.
+    public var message: String
 }

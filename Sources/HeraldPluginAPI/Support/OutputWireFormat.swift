@@ -1,34 +1,71 @@
 import Foundation
 
 /// The JSON that clients receive for each output kind, shared by every sink so an MQTT subscriber
-/// and a webhook receiver see the same documents.
+/// and a webhook receiver see the same documents. The router stores this form in the outbox, so a
+/// sink sends the bytes as they are. Keys are sorted; times are epoch milliseconds.
 ///
-/// - notification: `{"user","chat","message_id","from","preview","badge"}`
-/// - live message: `{"user","chat","id","from","to"?,"body","sent_at"}` (`sent_at` in epoch ms)
-/// - read receipt: `{"user","chat","up_to","reader","read_at"}`
-/// - badge: `{"unread":N,"chats":{"c1":n,…}}`
+/// - notification: `{"badge","chat","from","message_id","preview","user"}`
+/// - live message: `{"body","chat","from","id","sent_at","to"?,"user"}`
+/// - read receipt: `{"chat","read_at","reader","up_to","user"}`
+/// - badge: `{"chats":{"c1":n,…},"unread":N}`
 public enum OutputWireFormat {
-    /// Encodes an output as its client-facing JSON document.
+    /// Encodes an output as its client-facing JSON document. Hand-written: it runs for every output
+    /// inside the commit transaction.
     public static func encode(_ output: Output) -> [UInt8] {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
-        let data: Data?
+        var writer = JSONObjectWriter()
         switch output {
-        case .notification(let value): data = try? encoder.encode(value)
-        case .readReceipt(let value): data = try? encoder.encode(value)
-        case .liveMessage(let value): data = try? encoder.encode(LiveMessageWire(value))
-        case .badge(let value): data = try? encoder.encode(BadgeWire(unread: value.unread, chats: value.chats))
+        case .notification(let value):
+            writer.field("badge", value.badgeTotal)
+            writer.field("chat", value.chat.rawValue)
+            writer.field("from", value.sender.rawValue)
+            writer.field("message_id", value.messageID.rawValue)
+            writer.field("preview", value.preview)
+            writer.field("user", value.recipient.rawValue)
+        case .liveMessage(let value):
+            writer.field("body", value.message.body)
+            writer.field("chat", value.message.chat.rawValue)
+            writer.field("from", value.message.sender.rawValue)
+            writer.field("id", value.message.id.rawValue)
+            writer.field("sent_at", value.message.sentAt.milliseconds)
+            if let recipients = value.message.recipients { writer.field("to", recipients.map(\.rawValue)) }
+            writer.field("user", value.recipient.rawValue)
+        case .readReceipt(let value):
+            writer.field("chat", value.chat.rawValue)
+            writer.field("read_at", value.readAt.milliseconds)
+            writer.field("reader", value.reader.rawValue)
+            writer.field("up_to", value.upTo.rawValue)
+            writer.field("user", value.recipient.rawValue)
+        case .badge(let value):
+            writer.field("chats", value.chats)
+            writer.field("unread", value.unread)
         }
-        return data.map { [UInt8]($0) } ?? []
+        return writer.finish()
     }
 
-    private struct BadgeWire: Encodable {
+    /// Decodes a wire document back into an output (for tools and tests; sinks send bytes as they are).
+    public static func decode(kind: OutputKind, recipient: UserID, payload: [UInt8]) throws -> Output {
+        let decoder = JSONDecoder()
+        let data = Data(payload)
+        switch kind {
+        case .notification: return .notification(try decoder.decode(InAppNotification.self, from: data))
+        case .readReceipt: return .readReceipt(try decoder.decode(ReadReceipt.self, from: data))
+        case .liveMessage:
+            let wire = try decoder.decode(LiveMessageWire.self, from: data)
+            return .liveMessage(LiveMessage(recipient: recipient, message: MessageReceived(
+                chat: ChatID(wire.chat), id: MessageID(wire.id), sender: UserID(wire.from), recipients: wire.to?.map { UserID($0) },
+                body: wire.body, sentAt: Timestamp(milliseconds: wire.sentAt))))
+        case .badge:
+            let wire = try decoder.decode(BadgeWire.self, from: data)
+            return .badge(BadgeUpdate(recipient: recipient, unread: wire.unread, chats: wire.chats))
+        }
+    }
+
+    private struct BadgeWire: Decodable {
         var unread: Int
         var chats: [String: Int]
     }
 
-    private struct LiveMessageWire: Encodable {
-        var user: String
+    private struct LiveMessageWire: Decodable {
         var chat: String
         var id: String
         var from: String
@@ -36,16 +73,70 @@ public enum OutputWireFormat {
         var body: String
         var sentAt: Int64
 
-        init(_ live: LiveMessage) {
-            user = live.recipient.rawValue
-            chat = live.message.chat.rawValue
-            id = live.message.id.rawValue
-            from = live.message.sender.rawValue
-            to = live.message.recipients?.map(\.rawValue)
-            body = live.message.body
-            sentAt = live.message.sentAt.milliseconds
-        }
+        enum CodingKeys: String, CodingKey { case chat, id, from, to, body, sentAt = "sent_at" }
+    }
+}
 
-        enum CodingKeys: String, CodingKey { case user, chat, id, from, to, body, sentAt = "sent_at" }
+/// Writes one flat JSON object, field by field, in the order given.
+struct JSONObjectWriter {
+    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var first = true
+
+    private mutating func key(_ name: String) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        Self.append(string: name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+    }
+
+    mutating func field(_ name: String, _ value: String) {
+        key(name)
+        Self.append(string: value, to: &bytes)
+    }
+
+    mutating func field<I: BinaryInteger>(_ name: String, _ value: I) {
+        key(name)
+        bytes.append(contentsOf: Array(String(value).utf8))
+    }
+
+    mutating func field(_ name: String, _ values: [String]) {
+        key(name)
+        bytes.append(UInt8(ascii: "["))
+        for (index, value) in values.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            Self.append(string: value, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+    }
+
+    mutating func field(_ name: String, _ counts: [String: Int]) {
+        key(name)
+        var nested = JSONObjectWriter()
+        for (chat, count) in counts.sorted(by: { $0.key < $1.key }) { nested.field(chat, count) }
+        bytes.append(contentsOf: nested.finish())
+    }
+
+    mutating func finish() -> [UInt8] {
+        bytes.append(UInt8(ascii: "}"))
+        return bytes
+    }
+
+    static func append(string: String, to bytes: inout [UInt8]) {
+        bytes.append(UInt8(ascii: "\""))
+        for byte in string.utf8 {
+            switch byte {
+            case UInt8(ascii: "\""): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\"")])
+            case UInt8(ascii: "\\"): bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "\\")])
+            case 0x0A: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "n")])
+            case 0x0D: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "r")])
+            case 0x09: bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "t")])
+            case 0..<0x20:
+                let hex = Array("0123456789abcdef".utf8)
+                bytes.append(contentsOf: [UInt8(ascii: "\\"), UInt8(ascii: "u"), UInt8(ascii: "0"), UInt8(ascii: "0"),
+                                          hex[Int(byte >> 4)], hex[Int(byte & 0xF)]])
+            default: bytes.append(byte)
+            }
+        }
+        bytes.append(UInt8(ascii: "\""))
     }
 }

@@ -51,11 +51,11 @@ public final class MQTTSink: SinkAdapter {
         }
         tracker.begin(count: batch.count)
         for (index, envelope) in batch.enumerated() {
-            let output = envelope.output
-            let topic = topics[output.kind]?.render(["user": output.recipient.rawValue]) ?? "users/\(output.recipient)/\(output.kind.rawValue)"
+            let topic = topics[envelope.kind]?.render(["user": envelope.recipient.rawValue])
+                ?? "users/\(envelope.recipient)/\(envelope.kind.rawValue)"
             do {
-                let messageID = try client.publish(topic: topic, payload: OutputWireFormat.encode(output), qos: 1,
-                                                   retain: retainBadges && output.kind == .badge)
+                let messageID = try client.publish(topic: topic, payload: envelope.payload, qos: 1,
+                                                   retain: retainBadges && envelope.kind == .badge)
                 tracker.register(messageID: messageID, index: index)
             } catch {
                 tracker.abandon()
