@@ -74,6 +74,7 @@ let package = Package(
             name: "herald-bench",
             dependencies: [
                 "HeraldTestKit",
+                .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Tests/Bench",

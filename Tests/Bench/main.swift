@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--router-only]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats and 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
@@ -25,6 +25,11 @@ let directory = try TemporaryDirectory(prefix: "herald-bench")
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
 
+if arguments.contains("--probe") { try statementProbe(path: directory.path("probe.sqlite")); exit(0) }
+step("router only (in-process, batches of 1000)")
+let routerOnly = try routerPhase(workload, directory: directory)
+print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s")
+if arguments.contains("--router-only") { exit(0) }
 step("mosquitto_sub live (\(workload.messages) messages)")
 let subLive = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
 step("mosquitto_sub backlog")
@@ -52,6 +57,7 @@ extension String {
 print("""
 
     Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats, 2000 users, store durability full
+    in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
     latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):

@@ -10,10 +10,14 @@ extension EventRouter {
         let key = MessageKey(sentAt: message.sentAt, id: message.id)
 
         // Participants join the inferred membership; anyone new to the effective set is recounted.
-        let before = try tx.members(of: chat)
-        try tx.addMembers([message.sender] + (message.recipients ?? []), to: chat, declared: false)
-        let members = try tx.members(of: chat)
-        var recount = members.subtracting(before)
+        let membership = try tx.membership(of: chat)
+        let participants = [message.sender] + (message.recipients ?? [])
+        let joining = participants.filter { !membership.inferredMembers.contains($0) }
+        if !joining.isEmpty || membership.declared == nil {
+            try tx.addMembers(Array(Set(joining)), to: chat, declared: false)
+        }
+        let members = membership.declared == true ? membership.declaredMembers : membership.inferredMembers.union(participants)
+        var recount = members.subtracting(membership.effective)
 
         // Reads that arrived before this message now resolve.
         var outputs: [Output] = []
@@ -24,21 +28,22 @@ extension EventRouter {
         var changed = try settleUnread(recount, in: chat, tx: tx)
 
         // Everyone else: +1 when the message is after their position (a late message may already be read).
+        let positions = try tx.readPositions(chat: chat)
         var unreadFor: [UserID] = []
         for user in members.sorted() where user != message.sender {
-            let position = try tx.readPosition(user: user, chat: chat)
-            guard position.map({ key > $0 }) ?? true else { continue }
+            guard positions[user].map({ key > $0 }) ?? true else { continue }
             unreadFor.append(user)
             if !recount.contains(user) {
-                try tx.setUnread(user: user, chat: chat, count: try tx.unread(user: user, chat: chat) + 1)
+                try tx.incrementUnread(user: user, chat: chat)
                 changed.insert(user)
             }
         }
 
         let now = clock.now()
+        let focus = unreadFor.isEmpty ? [:] : try tx.presence(chat: chat)
         var badges = BadgeCache()
         for user in unreadFor {
-            if let until = try tx.presence(user: user, chat: chat), until > now {
+            if let until = focus[user], until > now {
                 outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
             } else {
                 outputs.append(.notification(InAppNotification(

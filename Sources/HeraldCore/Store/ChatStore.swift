@@ -54,11 +54,15 @@ public protocol ChatTransaction {
     func messageKey(chat: ChatID, id: MessageID) throws -> MessageKey?
     /// Members that count: declared ones if the chat was created, else everyone who sent or received.
     func members(of chat: ChatID) throws -> Set<UserID>
+    /// Both membership sets of a chat in one read.
+    func membership(of chat: ChatID) throws -> ChatMembership
     /// Adds members; `declared` for `chat.created`, inferred for message participants.
     func addMembers(_ users: [UserID], to chat: ChatID, declared: Bool) throws
 
     /// The newest message a user has read in a chat.
     func readPosition(user: UserID, chat: ChatID) throws -> MessageKey?
+    /// Every read position in a chat.
+    func readPositions(chat: ChatID) throws -> [UserID: MessageKey]
     /// Moves a read position (the router only moves it forward).
     func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws
     /// Remembers a read of a message that is not stored yet.
@@ -68,6 +72,8 @@ public protocol ChatTransaction {
 
     /// Unread count for (user, chat).
     func unread(user: UserID, chat: ChatID) throws -> Int
+    /// Adds one to the unread count.
+    func incrementUnread(user: UserID, chat: ChatID) throws
     /// Sets the unread count (0 removes the row).
     func setUnread(user: UserID, chat: ChatID, count: Int) throws
     /// Counts messages after `position` not sent by `user`: the definition of unread.
@@ -79,6 +85,8 @@ public protocol ChatTransaction {
 
     /// Until when a user's focus on a chat lasts, if any.
     func presence(user: UserID, chat: ChatID) throws -> Timestamp?
+    /// Every user's focus expiry in a chat.
+    func presence(chat: ChatID) throws -> [UserID: Timestamp]
     /// Sets or clears (`nil`) a user's focus on a chat.
     func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws
 
@@ -88,6 +96,26 @@ public protocol ChatTransaction {
     func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws
     /// Marks a dead-lettered input as replayed successfully.
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws
+}
+
+/// A chat's membership as stored: whether `chat.created` declared it, and both member sets.
+public struct ChatMembership: Sendable, Hashable {
+    /// `nil` when the chat is unknown.
+    public var declared: Bool?
+    /// Members named by `chat.created` events.
+    public var declaredMembers: Set<UserID>
+    /// Everyone who sent or received a message in the chat.
+    public var inferredMembers: Set<UserID>
+
+    /// Creates a value.
+    public init(declared: Bool?, declaredMembers: Set<UserID>, inferredMembers: Set<UserID>) {
+        self.declared = declared
+        self.declaredMembers = declaredMembers
+        self.inferredMembers = inferredMembers
+    }
+
+    /// The members that count: declared if the chat was created, else inferred.
+    public var effective: Set<UserID> { declared == true ? declaredMembers : inferredMembers }
 }
 
 /// One dead-lettered input.

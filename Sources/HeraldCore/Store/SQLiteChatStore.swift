@@ -22,6 +22,8 @@ public final class SQLiteChatStore: ChatStore {
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(10)
         configuration.prepareDatabase { db in
+            // 16 MiB page cache per connection: the working set of a busy gateway, well inside the RSS budget.
+            try db.execute(sql: "PRAGMA cache_size = -16384")
             if !readOnly { try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")") }
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path

@@ -24,13 +24,20 @@ struct SQLiteTransaction: ChatTransaction {
         return sentAt.map { MessageKey(sentAt: Timestamp(milliseconds: $0), id: id) }
     }
 
-    func members(of chat: ChatID) throws -> Set<UserID> {
-        let declared = try Bool.fetchOne(db.cachedStatement(sql: "SELECT declared FROM chats WHERE chat = ?"),
-                                         arguments: [chat.rawValue]) ?? false
-        let sql = declared
-            ? "SELECT user FROM chat_members WHERE chat = ? AND declared = 1"
-            : "SELECT user FROM chat_members WHERE chat = ? AND inferred = 1"
-        return Set(try String.fetchAll(db.cachedStatement(sql: sql), arguments: [chat.rawValue]).map { UserID($0) })
+    func members(of chat: ChatID) throws -> Set<UserID> { try membership(of: chat).effective }
+
+    func membership(of chat: ChatID) throws -> ChatMembership {
+        let declared = try Bool.fetchOne(db.cachedStatement(sql: "SELECT declared FROM chats WHERE chat = ?"), arguments: [chat.rawValue])
+        var result = ChatMembership(declared: declared, declaredMembers: [], inferredMembers: [])
+        guard declared != nil else { return result }
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, declared, inferred FROM chat_members WHERE chat = ?"),
+                                       arguments: [chat.rawValue])
+        while let row = try rows.next() {
+            let user = UserID(row[0] as String)
+            if row[1] as Bool { result.declaredMembers.insert(user) }
+            if row[2] as Bool { result.inferredMembers.insert(user) }
+        }
+        return result
     }
 
     func addMembers(_ users: [UserID], to chat: ChatID, declared: Bool) throws {
@@ -46,6 +53,16 @@ struct SQLiteTransaction: ChatTransaction {
         let row = try Row.fetchOne(db.cachedStatement(sql: "SELECT sent_at, message_id FROM read_positions WHERE user = ? AND chat = ?"),
                                    arguments: [user.rawValue, chat.rawValue])
         return row.map { MessageKey(sentAt: Timestamp(milliseconds: $0["sent_at"]), id: MessageID($0["message_id"] as String)) }
+    }
+
+    func readPositions(chat: ChatID) throws -> [UserID: MessageKey] {
+        var positions: [UserID: MessageKey] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, sent_at, message_id FROM read_positions WHERE chat = ?"),
+                                       arguments: [chat.rawValue])
+        while let row = try rows.next() {
+            positions[UserID(row[0] as String)] = MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
+        }
+        return positions
     }
 
     func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws {
@@ -69,6 +86,11 @@ struct SQLiteTransaction: ChatTransaction {
     func unread(user: UserID, chat: ChatID) throws -> Int {
         try Int.fetchOne(db.cachedStatement(sql: "SELECT count FROM unread WHERE user = ? AND chat = ?"),
                          arguments: [user.rawValue, chat.rawValue]) ?? 0
+    }
+
+    func incrementUnread(user: UserID, chat: ChatID) throws {
+        try run("INSERT INTO unread(user, chat, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1",
+                [user.rawValue, chat.rawValue])
     }
 
     func setUnread(user: UserID, chat: ChatID, count: Int) throws {
@@ -101,15 +123,26 @@ struct SQLiteTransaction: ChatTransaction {
 
     func badge(for user: UserID) throws -> BadgeUpdate {
         var chats: [String: Int] = [:]
-        for row in try Row.fetchAll(db.cachedStatement(sql: "SELECT chat, count FROM unread WHERE user = ?"), arguments: [user.rawValue]) {
-            chats[row["chat"]] = row["count"]
+        var total = 0
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT chat, count FROM unread WHERE user = ?"), arguments: [user.rawValue])
+        while let row = try rows.next() {
+            let count: Int = row[1]
+            chats[row[0]] = count
+            total += count
         }
-        return BadgeUpdate(recipient: user, unread: chats.values.reduce(0, +), chats: chats)
+        return BadgeUpdate(recipient: user, unread: total, chats: chats)
     }
 
     func presence(user: UserID, chat: ChatID) throws -> Timestamp? {
         try Int64.fetchOne(db.cachedStatement(sql: "SELECT until FROM presence WHERE user = ? AND chat = ?"),
                            arguments: [user.rawValue, chat.rawValue]).map { Timestamp(milliseconds: $0) }
+    }
+
+    func presence(chat: ChatID) throws -> [UserID: Timestamp] {
+        var presence: [UserID: Timestamp] = [:]
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, until FROM presence WHERE chat = ?"), arguments: [chat.rawValue])
+        while let row = try rows.next() { presence[UserID(row[0] as String)] = Timestamp(milliseconds: row[1]) }
+        return presence
     }
 
     func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws {

@@ -1,0 +1,32 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldTestKit
+import Metrics
+
+/// The store's ceiling: the same workload normalised and committed in-process in batches of 1000,
+/// with no broker. Separates Herald's own cost from the network path.
+func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double) {
+    let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: .full)
+    let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("push", Set(OutputKind.allCases))]),
+                             clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                             logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    let decoder = EventPayloadDecoder()
+    let payloads = (0..<workload.messages).map { Array(workload.payload($0, sentAtMicros: nowMicros()).utf8) }
+    let normaliseStart = ContinuousClock.now
+    let records = payloads.enumerated().map { index, payload -> SourceRecord in
+        let provenance = Provenance(adapter: "bench", origin: workload.topic(index), rawSize: payload.count, receivedAt: Timestamp(milliseconds: 0))
+        switch decoder.decode(payload, as: .messageReceived, bindings: PayloadBindings(chat: ChatID("c\(index % workload.chats)")),
+                              receivedAt: provenance.receivedAt) {
+        case .success(let event): return SourceRecord(provenance: provenance, outcome: .event(event), raw: [])
+        case .failure(let rejection): return SourceRecord(provenance: provenance, outcome: .rejected(rejection), raw: payload)
+        }
+    }
+    let normaliseSeconds = seconds(ContinuousClock.now - normaliseStart)
+    let commitStart = ContinuousClock.now
+    for start in stride(from: 0, to: records.count, by: 1000) {
+        _ = try router.commit(Array(records[start..<min(start + 1000, records.count)]))
+    }
+    let commitSeconds = seconds(ContinuousClock.now - commitStart)
+    return (Double(workload.messages) / normaliseSeconds, Double(workload.messages) / commitSeconds)
+}
