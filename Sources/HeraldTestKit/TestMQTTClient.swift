@@ -24,9 +24,11 @@ public final class TestMQTTClient: Sendable {
     private let onMessageHook: (@Sendable (Received) -> Void)?
 
     /// Connects to `port` on 127.0.0.1 and subscribes to `subscriptions` at QoS 1.
-    public init(port: Int, clientID: String = "test-\(UUID().uuidString.prefix(8))", subscriptions: [String] = [],
-                maxInflight: Int = 100, onMessage: (@Sendable (Received) -> Void)? = nil) async throws {
-        var options = MosquittoOptions(host: "127.0.0.1", port: port, clientID: clientID, cleanSession: true, keepalive: 30)
+    /// With `cleanSession: false` the broker keeps the subscriptions and queues QoS 1 messages while
+    /// the client is away.
+    public init(port: Int, clientID: String = "test-\(UUID().uuidString.prefix(8))", cleanSession: Bool = true,
+                subscriptions: [String] = [], maxInflight: Int = 100, onMessage: (@Sendable (Received) -> Void)? = nil) async throws {
+        var options = MosquittoOptions(host: "127.0.0.1", port: port, clientID: clientID, cleanSession: cleanSession, keepalive: 30)
         options.maxInflight = maxInflight
         onMessageHook = onMessage
         let box = CallbackTarget()

@@ -46,8 +46,8 @@ struct RouterHarness {
     /// Removes and returns everything queued.
     @discardableResult
     func drain() throws -> [Output] {
-        let pending = try store.pendingOutputs(sink: "sink", limit: 100_000)
-        try store.removeOutputs(sink: "sink", sequences: pending.map(\.sequence))
+        let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100_000)
+        if let last = pending.last { try store.removeOutputs(sink: "sink", through: last.sequence) }
         return try pending.map { try $0.decodeOutput() }
     }
 

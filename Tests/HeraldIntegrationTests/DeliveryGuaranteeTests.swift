@@ -91,6 +91,11 @@ struct DeliveryGuaranteeTests {
     @Test func sinkOutageGrowsTheOutboxThenDrainsInOrder() async throws {
         let sinkBroker = try await MosquittoBroker()
         let fixture = try await GatewayFixture(sinkBroker: sinkBroker)
+        // A client with a persistent session on the sink's broker: it receives what is published while
+        // it reconnects, so the test cannot miss early deliveries.
+        let session = try await TestMQTTClient(port: sinkBroker.port, clientID: "bob-phone", cleanSession: false,
+                                               subscriptions: ["users/bob/notifications"])
+        try await session.close()
         try await fixture.startHerald()
         try await sinkBroker.stop()
 
@@ -103,10 +108,10 @@ struct DeliveryGuaranteeTests {
         #expect(try fixture.store().statistics().outbox == total * 2)  // a notification and a badge each
 
         try await sinkBroker.start()
-        let observer = try await TestMQTTClient(port: sinkBroker.port, subscriptions: ["users/bob/notifications"])
         try await eventually("the outbox drains after the sink is back", timeout: .seconds(60)) {
             try fixture.store().statistics().outbox == 0
         }
+        let observer = try await TestMQTTClient(port: sinkBroker.port, clientID: "bob-phone", cleanSession: false)
         try await observer.waitForMessages("all notifications") { $0.count >= total }
         let order = observer.received.compactMap { message -> Int? in
             guard let range = message.text.range(of: #""message_id":"m"#) else { return nil }

@@ -72,7 +72,7 @@ public struct RouterSection: Decodable, Sendable {
 /// `outbox:`
 public struct OutboxSection: Decodable, Sendable {
     /// Outputs handed to a sink at once.
-    public var batchSize: Int = 256
+    public var batchSize: Int = 1000
     /// Seconds to keep delivering after SIGTERM before leaving the rest for the next start.
     public var drainTimeoutSeconds: Double = 5
 

@@ -16,8 +16,8 @@ public final class OutboxDispatcher: Service {
     let logger: Logger
     let batchSize: Int
     let drainTimeout: Duration
-    let delivered: Counter
-    let failed: Counter
+    let deliveredTotal: Counter
+    let failedTotal: Counter
 
     /// Creates a dispatcher for `sink`.
     public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
@@ -29,8 +29,8 @@ public final class OutboxDispatcher: Service {
         self.batchSize = batchSize
         self.drainTimeout = drainTimeout
         let dimensions = [("sink", sink.name)]
-        delivered = Counter(label: "herald_sink_delivered_total", dimensions: dimensions, factory: metrics)
-        failed = Counter(label: "herald_sink_failed_total", dimensions: dimensions, factory: metrics)
+        deliveredTotal = Counter(label: "herald_sink_delivered_total", dimensions: dimensions, factory: metrics)
+        failedTotal = Counter(label: "herald_sink_failed_total", dimensions: dimensions, factory: metrics)
     }
 
     /// Delivers until graceful shutdown, then drains.
@@ -48,6 +48,19 @@ public final class OutboxDispatcher: Service {
     private func deliverLoop(shutdown: ShutdownSignal) async throws {
         var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
         var drainDeadline: ContinuousClock.Instant?
+        // Delivered entries are purged in ranges, at most every `purgeInterval` or when idle, so the
+        // dispatcher does not take the store's single writer (and an fsync) for every batch. After a
+        // crash the unpurged tail is delivered again: at least once, as promised.
+        var delivered: Int64 = 0
+        var purged: Int64 = 0
+        var lastPurge = ContinuousClock.now
+        func purge() throws {
+            guard delivered > purged else { return }
+            try store.removeOutputs(sink: sink.name, through: delivered)
+            purged = delivered
+            lastPurge = .now
+        }
+        defer { try? purge() }
         while !Task.isCancelled {
             if shutdown.isTriggered, drainDeadline == nil { drainDeadline = .now + drainTimeout }
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
@@ -55,20 +68,23 @@ public final class OutboxDispatcher: Service {
                                metadata: ["sink": "\(sink.name)"])
                 return
             }
-            let batch = try store.pendingOutputs(sink: sink.name, limit: batchSize)
+            let batch = try store.pendingOutputs(sink: sink.name, after: delivered, limit: batchSize)
             if batch.isEmpty {
+                try purge()
                 if drainDeadline != nil { return }
                 await subscription.wait(timeout: .seconds(1))
                 continue
             }
             do {
                 let count = try await sink.deliver(batch)
-                try store.removeOutputs(sink: sink.name, sequences: batch.prefix(count).map(\.sequence))
-                delivered.increment(by: count)
+                if count > 0 { delivered = batch[count - 1].sequence }
+                deliveredTotal.increment(by: count)
+                if ContinuousClock.now - lastPurge > .milliseconds(250) { try purge() }
                 if count == batch.count { backoff.reset(); continue }
                 throw SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed")
             } catch let error as SinkError {
-                failed.increment()
+                failedTotal.increment()
+                try purge()
                 try store.recordFailedAttempt(sink: sink.name, sequences: [batch[0].sequence])
                 let delay = error.retryAfterSeconds ?? backoff.nextDelaySeconds()
                 logger.warning("Sink delivery failed; retrying.", metadata: [

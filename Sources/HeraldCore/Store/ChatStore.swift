@@ -32,10 +32,10 @@ public protocol ChatStore: Sendable {
 
     /// A user's badge (unread total and per chat).
     func badge(for user: UserID) throws -> BadgeUpdate
-    /// Up to `limit` outbox entries for `sink`, oldest first.
-    func pendingOutputs(sink: String, limit: Int) throws -> [OutboxEnvelope]
-    /// Removes delivered entries.
-    func removeOutputs(sink: String, sequences: [Int64]) throws
+    /// Up to `limit` outbox entries for `sink` with a sequence above `after`, oldest first.
+    func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope]
+    /// Removes `sink`'s entries up to and including `sequence` (sinks confirm in order).
+    func removeOutputs(sink: String, through sequence: Int64) throws
     /// Counts a failed delivery attempt for the entries.
     func recordFailedAttempt(sink: String, sequences: [Int64]) throws
     /// Number of undelivered entries per sink.
@@ -83,8 +83,6 @@ public protocol ChatTransaction {
     /// A user's badge as stored now.
     func badge(for user: UserID) throws -> BadgeUpdate
 
-    /// Until when a user's focus on a chat lasts, if any.
-    func presence(user: UserID, chat: ChatID) throws -> Timestamp?
     /// Every user's focus expiry in a chat.
     func presence(chat: ChatID) throws -> [UserID: Timestamp]
     /// Sets or clears (`nil`) a user's focus on a chat.

@@ -3,11 +3,12 @@ import GRDB
 public import HeraldPluginAPI
 
 extension SQLiteChatStore {
-    /// Up to `limit` outbox entries for `sink`, oldest first.
-    public func pendingOutputs(sink: String, limit: Int) throws -> [OutboxEnvelope] {
+    /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
+    public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = ? ORDER BY seq LIMIT ?",
-                             arguments: [sink, limit]).map { row in
+            try Row.fetchAll(db.cachedStatement(sql: """
+                SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
+                """), arguments: [after, sink, limit]).map { row in
                 let payload: Data = row["payload"]
                 guard let kind = OutputKind(rawValue: row["kind"]) else {
                     throw DatabaseError(message: "outbox row \(row["seq"] as Int64) has unknown kind \(row["kind"] as String)")
@@ -19,13 +20,10 @@ extension SQLiteChatStore {
         }
     }
 
-    /// Removes delivered entries.
-    public func removeOutputs(sink: String, sequences: [Int64]) throws {
-        guard !sequences.isEmpty else { return }
+    /// Removes `sink`'s entries up to and including `sequence`: one range delete over the rowid.
+    public func removeOutputs(sink: String, through sequence: Int64) throws {
         try pool.write { db in
-            for sequence in sequences {
-                try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?").execute(arguments: [sequence, sink])
-            }
+            try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq <= ? AND sink = ?").execute(arguments: [sequence, sink])
         }
     }
 

@@ -32,10 +32,11 @@ extension SQLiteChatStore {
         }
         migrator.registerMigration("v1-outbox-and-dlq") { db in
             try db.execute(sql: """
-                -- seq is the rowid: it grows with commit order while rows are queued. No AUTOINCREMENT and
-                -- no secondary index: both cost more per insert than the dispatcher's scan saves.
+                -- seq grows with commit order and is never reused (AUTOINCREMENT), so a dispatcher can read
+                -- "after the last delivered" and sinks can use it as a delivery id. No secondary index: the
+                -- dispatcher scans the rowid range from its position, which stays short.
                 CREATE TABLE outbox(
-                    seq INTEGER PRIMARY KEY, sink TEXT NOT NULL, recipient TEXT NOT NULL,
+                    seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT NOT NULL, recipient TEXT NOT NULL,
                     kind TEXT NOT NULL, payload BLOB NOT NULL, created_at INTEGER NOT NULL,
                     attempts INTEGER NOT NULL DEFAULT 0);
                 CREATE TABLE dead_letters(

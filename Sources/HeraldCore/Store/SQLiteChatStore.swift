@@ -35,7 +35,12 @@ public final class SQLiteChatStore: ChatStore {
 
     /// Runs `body` in one write transaction.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
-        try pool.write { db in try body(SQLiteTransaction(db: db)) }
+        try pool.write { db in
+            let transaction = SQLiteTransaction(db: db)
+            let result = try body(transaction)
+            try transaction.flush()
+            return result
+        }
     }
 
     /// A user's badge from committed data.

@@ -6,6 +6,29 @@ import HeraldPluginAPI
 /// Statements are cached per connection, so the hot path prepares nothing.
 struct SQLiteTransaction: ChatTransaction {
     let db: Database
+    let cache = SQLiteTransactionCache()
+
+    /// Writes what the transaction buffered (outbox rows) — call once, just before commit.
+    func flush() throws {
+        let rows = cache.outbox
+        cache.outbox = []
+        var index = 0
+        let chunk = 64
+        while rows.count - index >= chunk {
+            let sql = "INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES "
+                + Array(repeating: "(?,?,?,?,?)", count: chunk).joined(separator: ",")
+            var arguments = StatementArguments()
+            for row in rows[index..<(index + chunk)] {
+                arguments += [row.sink, row.recipient, row.kind, row.payload, row.createdAt]
+            }
+            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+            index += chunk
+        }
+        for row in rows[index...] {
+            try run("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES (?,?,?,?,?)",
+                    [row.sink, row.recipient, row.kind, row.payload, row.createdAt])
+        }
+    }
 
     private func run(_ sql: String, _ arguments: StatementArguments) throws {
         try db.cachedStatement(sql: sql).execute(arguments: arguments)
@@ -27,6 +50,13 @@ struct SQLiteTransaction: ChatTransaction {
     func members(of chat: ChatID) throws -> Set<UserID> { try membership(of: chat).effective }
 
     func membership(of chat: ChatID) throws -> ChatMembership {
+        if let cached = cache.memberships[chat] { return cached }
+        let loaded = try loadMembership(of: chat)
+        cache.memberships[chat] = loaded
+        return loaded
+    }
+
+    private func loadMembership(of chat: ChatID) throws -> ChatMembership {
         let declared = try Bool.fetchOne(db.cachedStatement(sql: "SELECT declared FROM chats WHERE chat = ?"), arguments: [chat.rawValue])
         var result = ChatMembership(declared: declared, declaredMembers: [], inferredMembers: [])
         guard declared != nil else { return result }
@@ -47,6 +77,16 @@ struct SQLiteTransaction: ChatTransaction {
             ? "INSERT INTO chat_members(chat, user, declared) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET declared = 1"
             : "INSERT INTO chat_members(chat, user, inferred) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET inferred = 1"
         for user in users { try run(sql, [chat.rawValue, user.rawValue]) }
+        if var membership = cache.memberships[chat] {
+            if declared {
+                membership.declared = true
+                membership.declaredMembers.formUnion(users)
+            } else {
+                membership.declared = membership.declared ?? false
+                membership.inferredMembers.formUnion(users)
+            }
+            cache.memberships[chat] = membership
+        }
     }
 
     func readPosition(user: UserID, chat: ChatID) throws -> MessageKey? {
@@ -56,16 +96,19 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func readPositions(chat: ChatID) throws -> [UserID: MessageKey] {
+        if let cached = cache.readPositions[chat] { return cached }
         var positions: [UserID: MessageKey] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, sent_at, message_id FROM read_positions WHERE chat = ?"),
                                        arguments: [chat.rawValue])
         while let row = try rows.next() {
             positions[UserID(row[0] as String)] = MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
         }
+        cache.readPositions[chat] = positions
         return positions
     }
 
     func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws {
+        cache.readPositions[chat]?[user] = key
         try run("INSERT OR REPLACE INTO read_positions(user, chat, sent_at, message_id) VALUES (?,?,?,?)",
                 [user.rawValue, chat.rawValue, key.sentAt.milliseconds, key.id.rawValue])
     }
@@ -89,11 +132,13 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func incrementUnread(user: UserID, chat: ChatID) throws {
+        cache.addUnread(user: user, chat: chat)
         try run("INSERT INTO unread(user, chat, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1",
                 [user.rawValue, chat.rawValue])
     }
 
     func setUnread(user: UserID, chat: ChatID, count: Int) throws {
+        cache.setUnread(user: user, chat: chat, to: count)
         if count == 0 {
             try run("DELETE FROM unread WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
         } else {
@@ -122,6 +167,7 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func badge(for user: UserID) throws -> BadgeUpdate {
+        if let cached = cache.badges[user] { return cached }
         var chats: [String: Int] = [:]
         var total = 0
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT chat, count FROM unread WHERE user = ?"), arguments: [user.rawValue])
@@ -130,22 +176,22 @@ struct SQLiteTransaction: ChatTransaction {
             chats[row[0]] = count
             total += count
         }
-        return BadgeUpdate(recipient: user, unread: total, chats: chats)
-    }
-
-    func presence(user: UserID, chat: ChatID) throws -> Timestamp? {
-        try Int64.fetchOne(db.cachedStatement(sql: "SELECT until FROM presence WHERE user = ? AND chat = ?"),
-                           arguments: [user.rawValue, chat.rawValue]).map { Timestamp(milliseconds: $0) }
+        let badge = BadgeUpdate(recipient: user, unread: total, chats: chats)
+        cache.badges[user] = badge
+        return badge
     }
 
     func presence(chat: ChatID) throws -> [UserID: Timestamp] {
+        if let cached = cache.presence[chat] { return cached }
         var presence: [UserID: Timestamp] = [:]
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, until FROM presence WHERE chat = ?"), arguments: [chat.rawValue])
         while let row = try rows.next() { presence[UserID(row[0] as String)] = Timestamp(milliseconds: row[1]) }
+        cache.presence[chat] = presence
         return presence
     }
 
     func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws {
+        cache.presence[chat]?[user] = until
         if let until {
             try run("INSERT OR REPLACE INTO presence(user, chat, until) VALUES (?,?,?)", [user.rawValue, chat.rawValue, until.milliseconds])
         } else {
@@ -157,8 +203,8 @@ struct SQLiteTransaction: ChatTransaction {
         guard !sinks.isEmpty else { return }
         let payload = Data(OutputWireFormat.encode(output))
         for sink in sinks {
-            try run("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES (?,?,?,?,?)",
-                    [sink, output.recipient.rawValue, output.kind.rawValue, payload, time.milliseconds])
+            cache.outbox.append(.init(sink: sink, recipient: output.recipient.rawValue, kind: output.kind.rawValue, payload: payload,
+                                      createdAt: time.milliseconds))
         }
     }
 

@@ -1,4 +1,5 @@
 public import HeraldPluginAPI
+import Mosquitto
 
 /// The `type: mqtt` sink section.
 public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
@@ -68,7 +69,9 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
 
     /// Builds the sink.
     public func makeSink(name: String) throws(ConfigurationError) -> any SinkAdapter {
-        MQTTSink(name: name, accepts: Set(outputs), options: try connection.mosquittoOptions(cleanSession: true),
+        var options = try connection.mosquittoOptions(cleanSession: true)
+        options.maxInflight = 1000  // a whole outbox batch in flight; the broker acknowledges in order
+        return MQTTSink(name: name, accepts: Set(outputs), options: options,
                  topics: try templates(), retainBadges: retainBadges,
                  ackTimeout: .milliseconds(Int64(ackTimeoutSeconds * 1000)))
     }

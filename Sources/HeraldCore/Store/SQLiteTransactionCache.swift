@@ -1,0 +1,34 @@
+import Foundation
+import HeraldPluginAPI
+
+/// State that lives for one write transaction: reads the router repeats within a batch (badges,
+/// memberships, read positions, presence), kept current by the transaction's own writes, and the
+/// outbox rows, written in bulk just before commit.
+final class SQLiteTransactionCache {
+    var badges: [UserID: BadgeUpdate] = [:]
+    var memberships: [ChatID: ChatMembership] = [:]
+    var readPositions: [ChatID: [UserID: MessageKey]] = [:]
+    var presence: [ChatID: [UserID: Timestamp]] = [:]
+    var outbox: [OutboxRow] = []
+
+    struct OutboxRow {
+        var sink: String
+        var recipient: String
+        var kind: String
+        var payload: Data
+        var createdAt: Int64
+    }
+
+    /// Applies an unread change to a cached badge.
+    func setUnread(user: UserID, chat: ChatID, to count: Int) {
+        guard let previous = badges[user]?.chats[chat.rawValue] ?? (badges[user] == nil ? nil : 0) else { return }
+        badges[user]?.unread += count - previous
+        badges[user]?.chats[chat.rawValue] = count == 0 ? nil : count
+    }
+
+    func addUnread(user: UserID, chat: ChatID) {
+        guard badges[user] != nil else { return }
+        badges[user]?.unread += 1
+        badges[user]?.chats[chat.rawValue, default: 0] += 1
+    }
+}
