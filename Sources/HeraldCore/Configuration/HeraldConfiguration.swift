@@ -111,14 +111,7 @@ public struct SourceSection: Decodable, Sendable {
 
     /// Decodes the entry through the registry's descriptor for `type`.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        name = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "name"))
-        type = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "type"))
-        let registry = decoder.userInfo[.adapterRegistry] as? AdapterRegistry ?? AdapterRegistry()
-        guard let descriptor = registry.sources[type] else {
-            throw UnknownAdapterType(type: type, known: registry.sources.keys.sorted(), path: decoder.codingPath)
-        }
-        settings = try descriptor.decode(decoder)
+        (name, type, settings) = try decodeAdapterSection(decoder, descriptors: \.sources)
     }
 }
 
@@ -133,15 +126,23 @@ public struct SinkSection: Decodable, Sendable {
 
     /// Decodes the entry through the registry's descriptor for `type`.
     public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        name = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "name"))
-        type = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "type"))
-        let registry = decoder.userInfo[.adapterRegistry] as? AdapterRegistry ?? AdapterRegistry()
-        guard let descriptor = registry.sinks[type] else {
-            throw UnknownAdapterType(type: type, known: registry.sinks.keys.sorted(), path: decoder.codingPath)
-        }
-        settings = try descriptor.decode(decoder)
+        (name, type, settings) = try decodeAdapterSection(decoder, descriptors: \.sinks)
     }
+}
+
+/// Reads `name` and `type`, finds the descriptor for `type` in the registry the loader put in
+/// `userInfo`, and lets it decode the rest of the section.
+private func decodeAdapterSection<Configuration>(
+    _ decoder: any Decoder, descriptors: KeyPath<AdapterRegistry, [String: AdapterDescriptor<Configuration>]>
+) throws -> (String, String, Configuration) {
+    let container = try decoder.container(keyedBy: AnyCodingKey.self)
+    let name = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "name"))
+    let type = try container.decode(String.self, forKey: AnyCodingKey(stringValue: "type"))
+    let registry = decoder.userInfo[.adapterRegistry] as? AdapterRegistry ?? AdapterRegistry()
+    guard let descriptor = registry[keyPath: descriptors][type] else {
+        throw UnknownAdapterType(type: type, known: registry[keyPath: descriptors].keys.sorted(), path: decoder.codingPath)
+    }
+    return (name, type, try descriptor.decode(decoder))
 }
 
 /// A `type:` no registered adapter has.

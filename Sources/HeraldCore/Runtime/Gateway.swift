@@ -37,7 +37,7 @@ public struct Gateway: Sendable {
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
         for sink in sinks {
             let sinkLogger = logger.with("sink", sink.name)
-            services.append(.init(service: SinkService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
+            services.append(.init(service: AdapterService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
             services.append(.init(service: OutboxDispatcher(
                 sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics,
                 batchSize: configuration.outbox.batchSize,
@@ -48,7 +48,7 @@ public struct Gateway: Sendable {
             let context = SourceContext(ingest: router, logger: logger.with("source", section.name),
                                         metrics: SourceMetrics(adapter: section.name, factory: metrics),
                                         shutdown: ShutdownSignal(), clock: clock)
-            services.append(.init(service: SourceService(source: source, context: context)))
+            services.append(.init(service: AdapterService(source: source, context: context)))
         }
         services.append(.init(service: ProgressReporter(totals: totals, store: store, logger: logger)))
 

@@ -25,39 +25,27 @@ public protocol ReplayNormaliser: Sendable {
     func normalise(_ raw: [UInt8], provenance: Provenance) -> SourceRecord
 }
 
-/// Describes a source adapter type: its config name, a summary, its sample config and its decoder.
-public struct SourceDescriptor: Sendable {
+/// Describes an adapter type: its config name, a summary, and how to decode its section.
+public struct AdapterDescriptor<Configuration>: Sendable {
     /// The `type:` value in the config, a lowercase protocol noun (`mqtt`).
     public let type: String
     /// One sentence for `--help` and docs.
     public let summary: String
     /// Decodes the adapter's section (the whole list element, including `name` and `type`).
-    public let decode: @Sendable (any Decoder) throws -> any SourceConfiguration
+    public let decode: @Sendable (any Decoder) throws -> Configuration
 
     /// Creates a descriptor.
-    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> any SourceConfiguration) {
+    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> Configuration) {
         self.type = type
         self.summary = summary
         self.decode = decode
     }
 }
 
+/// Describes a source adapter type.
+public typealias SourceDescriptor = AdapterDescriptor<any SourceConfiguration>
 /// Describes a sink adapter type.
-public struct SinkDescriptor: Sendable {
-    /// The `type:` value in the config.
-    public let type: String
-    /// One sentence for `--help` and docs.
-    public let summary: String
-    /// Decodes the adapter's section.
-    public let decode: @Sendable (any Decoder) throws -> any SinkConfiguration
-
-    /// Creates a descriptor.
-    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> any SinkConfiguration) {
-        self.type = type
-        self.summary = summary
-        self.decode = decode
-    }
-}
+public typealias SinkDescriptor = AdapterDescriptor<any SinkConfiguration>
 
 /// The adapter types a gateway knows: a value, built from one explicit list, injectable in tests.
 public struct AdapterRegistry: Sendable {
