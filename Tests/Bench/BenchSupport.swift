@@ -10,14 +10,19 @@ struct Workload {
     var messages: Int
     var chats = 1000
     var users = 2000
+    /// Members per chat: each chat has its own fixed group; senders take turns, everyone else receives.
+    var members = 4
 
     func topic(_ index: Int) -> String { "chats/c\(index % chats)/messages" }
 
     /// A message whose body starts with the publish time in microseconds (read back from previews).
     func payload(_ index: Int, sentAtMicros: Int64) -> String {
-        let sender = (index * 7) % users
+        let chat = index % chats
+        let group = (0..<members).map { (chat * members + $0) % users }
+        let sender = group[(index / chats) % members]
+        let recipients = group.filter { $0 != sender }.map { "\"u\($0)\"" }.joined(separator: ",")
         let body = "t=\(sentAtMicros) lorem ipsum dolor sit amet consectetur"
-        return #"{"id":"m\#(index)","from":"u\#(sender)","to":["u\#((sender + 1) % users)"],"body":"\#(body)","sent_at":\#(sentAtMicros / 1000)}"#
+        return #"{"id":"m\#(index)","from":"u\#(sender)","to":[\#(recipients)],"body":"\#(body)","sent_at":\#(sentAtMicros / 1000)}"#
     }
 }
 

@@ -9,9 +9,10 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--router-only]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--router-only]
 
-        Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats and 2000 users to local mosquitto
+        Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
+        direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
         seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
@@ -20,7 +21,8 @@ if arguments.contains("--help") {
     exit(0)
 }
 if let path = option("--herald") { setenv("HERALD_BINARY", path, 1) }
-let workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
+var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
+workload.members = Int(option("--members") ?? "") ?? 2
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
@@ -39,7 +41,8 @@ let heraldLive = try await heraldPhase(workload, backlog: false, directory: dire
 step("Herald backlog")
 let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
 let latencyRate = heraldLive.rate / 2
-let latencyLoad = Workload(messages: min(workload.messages / 4, 50_000))
+var latencyLoad = workload
+latencyLoad.messages = min(workload.messages / 4, 50_000)
 step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages")
 let latency = try await latencyPhase(latencyLoad, rate: latencyRate, directory: directory)
 
@@ -56,7 +59,7 @@ extension String {
 
 print("""
 
-    Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats, 2000 users, store durability full
+    Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats of \(workload.members) members, 2000 users, store durability full
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))

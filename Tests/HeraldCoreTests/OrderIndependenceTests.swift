@@ -36,8 +36,14 @@ struct OrderIndependenceTests {
     /// Applies `events` one commit at a time (as separate MQTT bursts would) to a fresh store.
     static func state(after events: [ChatEvent]) throws -> (snapshot: [String], harness: RouterHarness) {
         let harness = try RouterHarness()
+        var lastBadge: [UserID: BadgeUpdate] = [:]
         for chunk in stride(from: 0, to: events.count, by: 3) {
             _ = try harness.router.commit(events[chunk..<min(chunk + 3, events.count)].map(harness.record))
+            for badge in try harness.drain().compactMap(\.badgeUpdate) { lastBadge[badge.recipient] = badge }
+        }
+        // Badge outputs are built from the writer's memory; the last one each user got must equal the store.
+        for (user, badge) in lastBadge {
+            #expect(badge == (try harness.badge(user)), "last badge output of \(user)")
         }
         return (try harness.store.modelSnapshot(), harness)
     }

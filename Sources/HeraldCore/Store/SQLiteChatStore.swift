@@ -13,6 +13,7 @@ public final class SQLiteChatStore: ChatStore {
     }
 
     let pool: DatabasePool
+    let memory = StoreMemory()
     /// The database file.
     public let path: String
 
@@ -35,12 +36,16 @@ public final class SQLiteChatStore: ChatStore {
 
     /// Runs `body` in one write transaction.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
-        try pool.write { db in
-            let transaction = SQLiteTransaction(db: db)
+        // Our own commits do not change the writer connection's data_version; another process's do.
+        let (result, cache, version) = try pool.write { db in
+            let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
+            let transaction = SQLiteTransaction(db: db, cache: memory.begin(dataVersion: version))
             let result = try body(transaction)
             try transaction.flush()
-            return result
+            return (result, transaction.cache, version)
         }
+        memory.commit(cache, dataVersion: version)
+        return result
     }
 
     /// A user's badge from committed data.

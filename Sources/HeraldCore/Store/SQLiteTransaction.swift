@@ -6,10 +6,16 @@ import HeraldPluginAPI
 /// Statements are cached per connection, so the hot path prepares nothing.
 struct SQLiteTransaction: ChatTransaction {
     let db: Database
-    let cache = SQLiteTransactionCache()
+    let cache: SQLiteTransactionCache
 
-    /// Writes what the transaction buffered (outbox rows) — call once, just before commit.
+    init(db: Database, cache: SQLiteTransactionCache = SQLiteTransactionCache()) {
+        self.db = db
+        self.cache = cache
+    }
+
+    /// Writes what the transaction buffered (unread increments, outbox rows) — once, just before commit.
     func flush() throws {
+        try flushUnreadIncrements()
         let rows = cache.outbox
         cache.outbox = []
         var index = 0
@@ -57,15 +63,15 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     private func loadMembership(of chat: ChatID) throws -> ChatMembership {
-        let declared = try Bool.fetchOne(db.cachedStatement(sql: "SELECT declared FROM chats WHERE chat = ?"), arguments: [chat.rawValue])
-        var result = ChatMembership(declared: declared, declaredMembers: [], inferredMembers: [])
-        guard declared != nil else { return result }
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT user, declared, inferred FROM chat_members WHERE chat = ?"),
-                                       arguments: [chat.rawValue])
+        var result = ChatMembership(declared: nil, declaredMembers: [], inferredMembers: [])
+        let rows = try Row.fetchCursor(db.cachedStatement(sql: """
+            SELECT c.declared, m.user, m.declared, m.inferred FROM chats c LEFT JOIN chat_members m ON m.chat = c.chat WHERE c.chat = ?
+            """), arguments: [chat.rawValue])
         while let row = try rows.next() {
-            let user = UserID(row[0] as String)
-            if row[1] as Bool { result.declaredMembers.insert(user) }
-            if row[2] as Bool { result.inferredMembers.insert(user) }
+            result.declared = row[0] as Bool
+            guard let user = row[1] as String? else { continue }
+            if row[2] as Bool { result.declaredMembers.insert(UserID(user)) }
+            if row[3] as Bool { result.inferredMembers.insert(UserID(user)) }
         }
         return result
     }
@@ -127,18 +133,34 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func unread(user: UserID, chat: ChatID) throws -> Int {
-        try Int.fetchOne(db.cachedStatement(sql: "SELECT count FROM unread WHERE user = ? AND chat = ?"),
-                         arguments: [user.rawValue, chat.rawValue]) ?? 0
+        let stored = try Int.fetchOne(db.cachedStatement(sql: "SELECT count FROM unread WHERE user = ? AND chat = ?"),
+                                      arguments: [user.rawValue, chat.rawValue]) ?? 0
+        return stored + (cache.unreadIncrements[user]?[chat] ?? 0)
     }
 
     func incrementUnread(user: UserID, chat: ChatID) throws {
         cache.addUnread(user: user, chat: chat)
-        try run("INSERT INTO unread(user, chat, count) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET count = count + 1",
-                [user.rawValue, chat.rawValue])
+        cache.unreadIncrements[user, default: [:]][chat, default: 0] += 1
+    }
+
+    private func flushUnreadIncrements() throws {
+        let pairs = cache.unreadIncrements.flatMap { user, chats in chats.map { (user, $0.key, $0.value) } }
+        cache.unreadIncrements = [:]
+        var index = 0
+        while index < pairs.count {
+            let chunk = min(64, pairs.count - index)
+            let sql = "INSERT INTO unread(user, chat, count) VALUES " + Array(repeating: "(?,?,?)", count: chunk).joined(separator: ",")
+                + " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count"
+            var arguments = StatementArguments()
+            for (user, chat, count) in pairs[index..<(index + chunk)] { arguments += [user.rawValue, chat.rawValue, count] }
+            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+            index += chunk
+        }
     }
 
     func setUnread(user: UserID, chat: ChatID, count: Int) throws {
         cache.setUnread(user: user, chat: chat, to: count)
+        cache.unreadIncrements[user]?[chat] = nil
         if count == 0 {
             try run("DELETE FROM unread WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
         } else {
@@ -175,6 +197,10 @@ struct SQLiteTransaction: ChatTransaction {
             let count: Int = row[1]
             chats[row[0]] = count
             total += count
+        }
+        for (chat, increment) in cache.unreadIncrements[user] ?? [:] {
+            chats[chat.rawValue, default: 0] += increment
+            total += increment
         }
         let badge = BadgeUpdate(recipient: user, unread: total, chats: chats)
         cache.badges[user] = badge

@@ -10,6 +10,8 @@ final class SQLiteTransactionCache {
     var readPositions: [ChatID: [UserID: MessageKey]] = [:]
     var presence: [ChatID: [UserID: Timestamp]] = [:]
     var outbox: [OutboxRow] = []
+    /// Unread increments not yet written, per user and chat (written in bulk before commit).
+    var unreadIncrements: [UserID: [ChatID: Int]] = [:]
 
     struct OutboxRow {
         var sink: String
