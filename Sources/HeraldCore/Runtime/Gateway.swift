@@ -34,7 +34,9 @@ public struct Gateway: Sendable {
             routing: OutputRouting(sinkAccepts: sinks.map { ($0.name, $0.accepts) }), clock: clock,
             metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals)
 
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = []
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
+            .init(service: WALCheckpointer(path: configuration.store.path, logger: logger.with("component", "checkpointer"))),
+        ]
         for sink in sinks {
             let sinkLogger = logger.with("sink", sink.name)
             services.append(.init(service: AdapterService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))

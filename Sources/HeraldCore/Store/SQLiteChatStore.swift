@@ -22,10 +22,17 @@ public final class SQLiteChatStore: ChatStore {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(10)
+        configuration.maximumReaderCount = 2
         configuration.prepareDatabase { db in
-            // 16 MiB page cache per connection: the working set of a busy gateway, well inside the RSS budget.
-            try db.execute(sql: "PRAGMA cache_size = -16384")
-            if !readOnly { try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")") }
+            if db.configuration.readonly {
+                try db.execute(sql: "PRAGMA cache_size = -2048")
+            } else {
+                // The writer's working set (16 MiB) stays cached; checkpoints run elsewhere (WALCheckpointer),
+                // never inside a commit.
+                try db.execute(sql: "PRAGMA cache_size = -16384")
+                try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
