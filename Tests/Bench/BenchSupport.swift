@@ -12,6 +12,8 @@ struct Workload {
     var users = 2000
     /// Members per chat: each chat has its own fixed group; senders take turns, everyone else receives.
     var members = 4
+    /// Store durability of the Herald phases (`full` or `normal`).
+    var durability = "full"
 
     func topic(_ index: Int) -> String { "chats/c\(index % chats)/messages" }
 

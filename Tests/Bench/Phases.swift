@@ -37,7 +37,7 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
 func heraldPhase(_ workload: Workload, backlog: Bool, directory: TemporaryDirectory) async throws -> PhaseResult {
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: directory.path("bench-\(backlog).sqlite"))
-    configuration.durability = "full"
+    configuration.durability = workload.durability
     configuration.sinkPort = try Loopback.freePort()
     configuration.sourceClientID = "herald-bench"
     let configPath = try directory.write("bench-\(backlog).yaml", configuration.yaml)
@@ -77,7 +77,7 @@ func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirect
     -> (commit: Histogram<UInt64>, notification: Histogram<UInt64>) {
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: directory.path("latency.sqlite"))
-    configuration.durability = "full"
+    configuration.durability = workload.durability
     let configPath = try directory.write("latency.yaml", configuration.yaml)
     let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-latency.log"))
     try await herald.waitUntilConnected(connections: 2)

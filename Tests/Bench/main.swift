@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--router-only]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -23,6 +23,8 @@ if arguments.contains("--help") {
 if let path = option("--herald") { setenv("HERALD_BINARY", path, 1) }
 var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
 workload.members = Int(option("--members") ?? "") ?? 2
+workload.durability = option("--durability") ?? "full"
+let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
@@ -59,7 +61,7 @@ extension String {
 
 print("""
 
-    Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats of \(workload.members) members, 2000 users, store durability full
+    Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats of \(workload.members) members, 2000 users, store durability \(durability)
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
