@@ -25,6 +25,9 @@ let package = Package(
         .package(url: "https://github.com/jpsim/Yams", from: "6.2.2"),
         .package(url: "https://github.com/x-sheep/swift-property-based", from: "2.0.1"),
         .package(url: "https://github.com/HdrHistogram/hdrhistogram-swift", from: "0.2.0"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
+        .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
+        .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
     ],
     targets: [
         // Pure value types: identifiers, events, outputs. No dependencies.
@@ -50,6 +53,16 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        // The admin API: health, readiness, Prometheus metrics, the live tail stream, store queries.
+        .target(
+            name: "HeraldAdmin",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "Prometheus", package: "swift-prometheus"),
+            ],
+            swiftSettings: strict
+        ),
         // The one explicit list of built-in adapters.
         .target(
             name: "HeraldAdapters",
@@ -65,8 +78,9 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldAdapters",
+                "HeraldCore", "HeraldAdapters", "HeraldAdmin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             swiftSettings: strict
         ),
@@ -111,7 +125,10 @@ let package = Package(
         ),
         .testTarget(
             name: "HeraldIntegrationTests",
-            dependencies: ["HeraldCore", "HeraldAdapters", "HeraldTestKit", "herald"],
+            dependencies: [
+                "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+            ],
             swiftSettings: strict
         ),
     ]

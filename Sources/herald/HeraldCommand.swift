@@ -1,9 +1,10 @@
 import ArgumentParser
+import HeraldCore
 
 /// `herald`: the command-line entry point.
 @main
 struct HeraldCommand: AsyncParsableCommand {
-    static let version = "0.1.0"
+    static let version = HeraldVersion.current
 
     static let configuration = CommandConfiguration(
         commandName: "herald",
@@ -17,6 +18,6 @@ struct HeraldCommand: AsyncParsableCommand {
             Quick start: `make run`, then see README.md. Config reference: README.md#configuration.
             """,
         version: version,
-        subcommands: [RunCommand.self, CheckCommand.self, DeadLetterCommand.self, BadgeCommand.self],
+        subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self],
         defaultSubcommand: nil)
 }

@@ -1,7 +1,8 @@
 import ArgumentParser
+import HeraldAdmin
 import HeraldCore
 import HeraldPluginAPI
-import Metrics
+import Prometheus
 
 /// `herald run`
 struct RunCommand: AsyncParsableCommand {
@@ -21,7 +22,11 @@ struct RunCommand: AsyncParsableCommand {
     func run() async throws {
         let configuration = try config.load()
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
-        try await Gateway(configuration: configuration, logger: logger, metrics: NOOPMetricsHandler.instance).run()
+        let registry = PrometheusCollectorRegistry()
+        let gateway = Gateway(configuration: configuration, logger: logger, metrics: PrometheusMetricsFactory(registry: registry)) { parts in
+            parts.configuration.admin.enabled ? [try AdminServer(parts: parts, registry: registry)] : []
+        }
+        try await gateway.run()
     }
 }
 

@@ -77,6 +77,7 @@ public struct ConfigurationLoader: Sendable {
             }
             do { try sink.settings.validate() } catch { throw place(error, under: prefix) }
         }
+        do { try configuration.admin.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "admin")]) }
         let router = configuration.router
         guard router.presenceTTLSeconds > 0, (10...10_000).contains(router.previewLength) else {
             throw place(ConfigurationError("presence_ttl_s must be > 0 and preview_length 10…10000"), under: [AnyCodingKey(stringValue: "router")])

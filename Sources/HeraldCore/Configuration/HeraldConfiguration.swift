@@ -1,3 +1,4 @@
+import Foundation
 public import HeraldPluginAPI
 
 /// The whole `herald.yaml`, decoded strictly (unknown keys are errors).
@@ -10,12 +11,14 @@ public struct HeraldConfiguration: Decodable, Sendable {
     public var outbox: OutboxSection
     /// `log:` — level.
     public var log: LogSection
+    /// `admin:` — the admin API.
+    public var admin: AdminSection
     /// `sources:` — how events come in.
     public var sources: [SourceSection]
     /// `sinks:` — how outputs leave.
     public var sinks: [SinkSection]
 
-    enum CodingKeys: String, CodingKey { case store, router, outbox, log, sources, sinks }
+    enum CodingKeys: String, CodingKey { case store, router, outbox, log, admin, sources, sinks }
 
     /// Decodes the file; absent sections take their defaults.
     public init(from decoder: any Decoder) throws {
@@ -24,6 +27,7 @@ public struct HeraldConfiguration: Decodable, Sendable {
         router = try container.decodeIfPresent(RouterSection.self, forKey: .router) ?? RouterSection()
         outbox = try container.decodeIfPresent(OutboxSection.self, forKey: .outbox) ?? OutboxSection()
         log = try container.decodeIfPresent(LogSection.self, forKey: .log) ?? LogSection()
+        admin = try container.decodeIfPresent(AdminSection.self, forKey: .admin) ?? AdminSection()
         sources = try container.decodeIfPresent([SourceSection].self, forKey: .sources) ?? []
         sinks = try container.decodeIfPresent([SinkSection].self, forKey: .sinks) ?? []
     }
@@ -83,6 +87,67 @@ public struct OutboxSection: Decodable, Sendable {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         batchSize = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "batch_size")) ?? batchSize
         drainTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "drain_timeout_s")) ?? drainTimeoutSeconds
+    }
+}
+
+/// `admin:` — health, readiness, metrics, the live tail and store queries over HTTP.
+public struct AdminSection: Decodable, Sendable {
+    /// Serve the admin API.
+    public var enabled = true
+    /// `host:port` to bind. Anything but loopback requires a token.
+    public var listen = "127.0.0.1:9464"
+    /// Bearer token (use `${ENV_VAR}`). With a token set, every endpoint but `/healthz` requires it.
+    public var token: String?
+    /// File holding the token.
+    public var tokenFile: String?
+    /// Seconds a source may be disconnected (reconnecting) before `/readyz` reports it.
+    public var reconnectBudgetSeconds: Double = 10
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        enabled = try container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(stringValue: "enabled")) ?? enabled
+        listen = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "listen")) ?? listen
+        token = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token"))
+        tokenFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token_file"))
+        reconnectBudgetSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "reconnect_budget_s"))
+            ?? reconnectBudgetSeconds
+    }
+
+    /// The host and port of `listen`.
+    public var hostAndPort: (host: String, port: Int)? {
+        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
+            return nil
+        }
+        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
+        return host.isEmpty ? nil : (host, port)
+    }
+
+    /// Whether `listen` is a loopback address.
+    public var isLoopback: Bool {
+        guard let host = hostAndPort?.host else { return false }
+        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
+    }
+
+    /// The token from `token` or `token_file` (trailing newline ignored), if any.
+    public func resolvedToken() throws(ConfigurationError) -> String? {
+        if let token, !token.isEmpty { return token }
+        guard let tokenFile else { return nil }
+        guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
+            throw ConfigurationError("cannot read \(tokenFile)", keyPath: "token_file")
+        }
+        return text.trimmingCharacters(in: .newlines)
+    }
+
+    func validate() throws(ConfigurationError) {
+        guard hostAndPort != nil else { throw ConfigurationError("\"\(listen)\" is not host:port", keyPath: "listen") }
+        if token != nil, tokenFile != nil { throw ConfigurationError("set token or token_file, not both", keyPath: "token_file") }
+        if enabled, !isLoopback, try resolvedToken() == nil {
+            throw ConfigurationError("binding \(listen) (not loopback) requires a token (token or token_file)", keyPath: "listen")
+        }
+        guard reconnectBudgetSeconds >= 0 else { throw ConfigurationError("must be ≥ 0", keyPath: "reconnect_budget_s") }
     }
 }
 

@@ -18,12 +18,15 @@ public final class EventRouter: IngestHandle {
     let signal: OutboxSignal
     let logger: Logger
     let totals: IngestTotals
+    let tap: EventTap?
     private let rejectionLog: RateLimitedLog
 
     /// Creates a router.
     public init(store: any ChatStore, policy: RouterPolicy, routing: OutputRouting, clock: any WallClock,
-                metrics: RouterMetrics, signal: OutboxSignal, logger: Logger, totals: IngestTotals = IngestTotals()) {
+                metrics: RouterMetrics, signal: OutboxSignal, logger: Logger, totals: IngestTotals = IngestTotals(),
+                tap: EventTap? = nil) {
         self.totals = totals
+        self.tap = tap
         self.store = store
         self.policy = policy
         self.routing = routing
@@ -38,15 +41,22 @@ public final class EventRouter: IngestHandle {
     public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
         guard !records.isEmpty else { return IngestReport() }
         let started = ContinuousClock.now
+        let tapping = tap?.isActive == true
+        var tapped: [TailRecord] = []
         let report: IngestReport
         do {
             report = try store.write { tx in
                 var report = IngestReport()
+                tapped.removeAll()
                 for record in records {
                     switch record.outcome {
                     case .event(let event):
                         let effect = try apply(event, in: tx)
                         effect.applied ? (report.applied += 1) : (report.duplicates += 1)
+                        if tapping {
+                            tapped.append(TailRecord(event: event, provenance: record.provenance, committedAt: record.provenance.receivedAt,
+                                                     commitLatencyMilliseconds: 0, applied: effect.applied, outputs: effect.outputs))
+                        }
                         for output in effect.outputs {
                             let sinks = routing.sinks(for: output)
                             try tx.enqueue(output, sinks: sinks, at: record.provenance.receivedAt)
@@ -65,6 +75,14 @@ public final class EventRouter: IngestHandle {
         }
         metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started)
         totals.add(report)
+        if !tapped.isEmpty, let tap {
+            let now = clock.now()
+            for index in tapped.indices {
+                tapped[index].committedAt = now
+                tapped[index].commitLatencyMilliseconds = now.milliseconds - tapped[index].provenance.receivedAt.milliseconds
+            }
+            tap.publish(tapped)
+        }
         logRejections(records)
         if report.outputs > 0 { signal.notify() }
         return report

@@ -14,13 +14,16 @@ public struct Gateway: Sendable {
     let logger: Logger
     let metrics: any MetricsFactory
     let clock: any WallClock
+    let extensions: @Sendable (GatewayParts) throws -> [any Service]
 
-    /// Creates a gateway.
-    public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock()) {
+    /// Creates a gateway. `extensions` adds services built from the running parts (the admin API).
+    public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock(),
+                extensions: @escaping @Sendable (GatewayParts) throws -> [any Service] = { _ in [] }) {
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
         self.clock = clock
+        self.extensions = extensions
     }
 
     /// Runs until a shutdown signal; returns after a graceful shutdown.
@@ -29,10 +32,12 @@ public struct Gateway: Sendable {
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
         let totals = IngestTotals()
+        let tap = EventTap()
         let router = EventRouter(
             store: store, policy: configuration.router.policy,
             routing: OutputRouting(sinkAccepts: sinks.map { ($0.name, $0.accepts) }), clock: clock,
-            metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals)
+            metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals, tap: tap)
+        var health: [(name: String, health: SourceHealth)] = []
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
             .init(service: WALCheckpointer(path: configuration.store.path, logger: logger.with("component", "checkpointer"))),
@@ -50,9 +55,13 @@ public struct Gateway: Sendable {
             let context = SourceContext(ingest: router, logger: logger.with("source", section.name),
                                         metrics: SourceMetrics(adapter: section.name, factory: metrics),
                                         shutdown: ShutdownSignal(), clock: clock)
+            health.append((section.name, context.health))
             services.append(.init(service: AdapterService(source: source, context: context)))
         }
         services.append(.init(service: ProgressReporter(totals: totals, store: store, logger: logger)))
+        let parts = GatewayParts(configuration: configuration, store: store, tap: tap, totals: totals, sourceHealth: health,
+                                 clock: clock, metrics: metrics, logger: logger)
+        services += try extensions(parts).map { .init(service: $0) }
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger.with("component", "lifecycle"))
@@ -78,4 +87,24 @@ extension Logger {
         copy[metadataKey: key] = "\(value)"
         return copy
     }
+}
+
+/// The running gateway's parts that extensions (the admin API) read.
+public struct GatewayParts: Sendable {
+    /// The validated configuration.
+    public let configuration: HeraldConfiguration
+    /// The chat store.
+    public let store: SQLiteChatStore
+    /// Committed events for live tail clients.
+    public let tap: EventTap
+    /// Running totals.
+    public let totals: IngestTotals
+    /// Each source's connection state.
+    public let sourceHealth: [(name: String, health: SourceHealth)]
+    /// The clock.
+    public let clock: any WallClock
+    /// The metrics factory.
+    public let metrics: any MetricsFactory
+    /// The root logger.
+    public let logger: Logger
 }

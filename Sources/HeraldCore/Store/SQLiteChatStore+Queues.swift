@@ -62,3 +62,32 @@ extension SQLiteChatStore {
         }
     }
 }
+
+extension SQLiteChatStore {
+    /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty.
+    public func oldestOutputAge(now: Timestamp) throws -> Int64? {
+        try pool.read { db in
+            try Int64.fetchOne(db, sql: "SELECT min(created_at) FROM outbox").map { now.milliseconds - $0 }
+        }
+    }
+
+    /// The newest `limit` messages of a chat, newest first.
+    public func recentMessages(chat: ChatID, limit: Int) throws -> [MessageReceived] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT id, sender, body, sent_at FROM messages WHERE chat = ? ORDER BY sent_at DESC, id DESC LIMIT ?",
+                             arguments: [chat.rawValue, limit]).map { row in
+                MessageReceived(chat: chat, id: MessageID(row["id"] as String), sender: UserID(row["sender"] as String),
+                                body: row["body"], sentAt: Timestamp(milliseconds: row["sent_at"]))
+            }
+        }
+    }
+
+    /// Chats with the most messages received since `since` (scans recent messages; for status screens).
+    public func busiestChats(since: Timestamp, limit: Int) throws -> [(chat: ChatID, count: Int)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: """
+                SELECT chat, count(*) AS n FROM messages WHERE received_at >= ? GROUP BY chat ORDER BY n DESC LIMIT ?
+                """, arguments: [since.milliseconds, limit]).map { (ChatID($0["chat"] as String), $0["n"]) }
+        }
+    }
+}

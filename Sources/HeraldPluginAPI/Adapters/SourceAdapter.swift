@@ -11,6 +11,7 @@ public import Logging
 /// - When ``SourceContext/shutdown`` fires it stops taking new input, commits and acknowledges what is
 ///   in flight, disconnects, and returns. It never commits after returning.
 /// - Events carry no source information; topic, URL and sizes go in ``Provenance``.
+/// - It reports connection changes to ``SourceContext/health``.
 public protocol SourceAdapter: Sendable {
     /// The configured instance name (unique among sources).
     var name: String { get }
@@ -30,14 +31,17 @@ public struct SourceContext: Sendable {
     public var shutdown: ShutdownSignal
     /// The clock for provenance timestamps.
     public var clock: any WallClock
+    /// Where the adapter reports whether its upstream connection is up (for readiness).
+    public var health: SourceHealth
 
     /// Creates a context.
     public init(ingest: any IngestHandle, logger: Logger, metrics: SourceMetrics, shutdown: ShutdownSignal,
-                clock: any WallClock) {
+                clock: any WallClock, health: SourceHealth? = nil) {
         self.ingest = ingest
         self.logger = logger
         self.metrics = metrics
         self.shutdown = shutdown
         self.clock = clock
+        self.health = health ?? SourceHealth(now: clock.now())
     }
 }

@@ -24,12 +24,14 @@ public struct MQTTSource: SourceAdapter {
         let ingest = context.ingest
         let metrics = context.metrics
         let clock = context.clock
+        let health = context.health
         let hooks = MQTTConnectionLoop.Hooks(
             onMessage: { message in
                 metrics.received.increment()
                 metrics.bytes.increment(by: message.payload.count)
                 batch.records.append(normaliser.normalise(topic: message.topic, payload: message.payload, receivedAt: clock.now()))
             },
+            onConnectionChange: { health.report(connected: $0, at: clock.now()) },
             afterBurst: {
                 guard !batch.records.isEmpty else { return }
                 defer { batch.records.removeAll(keepingCapacity: true) }

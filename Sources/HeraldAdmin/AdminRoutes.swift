@@ -1,0 +1,131 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import Hummingbird
+import Prometheus
+
+/// The admin API's handlers.
+struct AdminRoutes: Sendable {
+    let parts: GatewayParts
+    let registry: PrometheusCollectorRegistry
+    let state: AdminState
+
+    func register(on router: Router<BasicRequestContext>) {
+        router.get("/healthz") { _, _ in json(["status": "ok"]) }
+        router.get("/readyz") { _, _ in
+            let (ready, body) = state.readiness()
+            return json(body, status: ready ? .ok : .serviceUnavailable)
+        }
+        router.get("/metrics") { _, _ in metrics() }
+        router.get("/v1/tail") { request, _ in try tail(request) }
+        router.get("/v1/status") { _, _ in try status() }
+        router.get("/v1/users/:user/badge") { _, context in
+            let user = try context.parameters.require("user")
+            return Response(status: .ok, headers: [.contentType: "application/json"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: OutputWireFormat.encode(.badge(try parts.store.badge(for: UserID(user)))))))
+        }
+        router.get("/v1/chats/:chat/messages") { request, context in
+            let chat = try context.parameters.require("chat")
+            let limit = min(1000, max(1, request.uri.queryParameters.get("limit", as: Int.self) ?? 50))
+            let messages = try parts.store.recentMessages(chat: ChatID(chat), limit: limit).map { message -> [String: Any] in
+                ["id": message.id.rawValue, "from": message.sender.rawValue, "body": message.body, "sent_at": message.sentAt.milliseconds]
+            }
+            return json(["chat": chat, "messages": messages])
+        }
+        router.get("/v1/dlq") { request, _ in
+            let limit = min(1000, max(1, request.uri.queryParameters.get("limit", as: Int.self) ?? 100))
+            let letters = try parts.store.deadLetters(limit: limit, includeReplayed: false).map { letter -> [String: Any] in
+                ["id": letter.id, "adapter": letter.provenance.adapter, "origin": letter.provenance.origin,
+                 "reason": letter.rejection.reason.rawValue, "detail": letter.rejection.detail, "size": letter.provenance.rawSize,
+                 "received_at": letter.provenance.receivedAt.milliseconds]
+            }
+            return json(["dead_letters": letters])
+        }
+    }
+
+    private func metrics() -> Response {
+        // Gauges that are cheaper to read on scrape than to maintain on every commit.
+        if let statistics = try? parts.store.statistics() {
+            gauge("herald_outbox_depth", "Undelivered outputs").set(to: Double(statistics.outbox))
+            gauge("herald_dead_letters", "Dead-lettered inputs not replayed").set(to: Double(statistics.deadLetters))
+        }
+        if let oldest = try? parts.store.oldestOutputAge(now: parts.clock.now()) {
+            gauge("herald_outbox_oldest_age_seconds", "Age of the oldest undelivered output").set(to: Double(oldest) / 1000)
+        }
+        for (name, health) in parts.sourceHealth {
+            gauge("herald_source_connected", "1 while the source is connected", labels: [("adapter", name)]).set(to: health.snapshot.connected ? 1 : 0)
+        }
+        gauge("herald_build_info", "Herald build", labels: [("version", HeraldVersion.current)]).set(to: 1)
+        return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
+                        body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
+    }
+
+    private func gauge(_ name: String, _ help: String, labels: [(String, String)] = []) -> Prometheus.Gauge {
+        registry.makeGauge(descriptor: MetricNameDescriptor(metricName: name, unitName: "", helpText: help), labels: labels)
+    }
+
+    private func status() throws -> Response {
+        let rates = state.ratePerSecond()
+        let totals = parts.totals.snapshot()
+        let statistics = try parts.store.statistics()
+        let since = parts.clock.now().adding(milliseconds: -60_000)
+        let top = try parts.store.busiestChats(since: since, limit: 5).map { ["chat": $0.chat.rawValue, "messages": $0.count] as [String: Any] }
+        let sources = parts.sourceHealth.map { name, health -> [String: Any] in
+            let snapshot = health.snapshot
+            return ["name": name, "connected": snapshot.connected, "since": snapshot.since.milliseconds]
+        }
+        return json([
+            "version": HeraldVersion.current, "sources": sources,
+            "totals": ["applied": totals.applied, "duplicates": totals.duplicates, "dead_lettered": totals.deadLettered, "outputs": totals.outputs],
+            "rates_per_s": ["applied": rates.applied, "dead_lettered": rates.deadLettered],
+            "outbox_depth": statistics.outbox, "dead_letters": statistics.deadLetters, "messages": statistics.messages,
+            "top_chats_last_minute": top, "tail_clients": parts.tap.subscriberCount,
+        ])
+    }
+
+    private func tail(_ request: Request) throws -> Response {
+        let query = request.uri.queryParameters.map { (String($0.key), String($0.value)) }
+        let filter: TailFilter
+        do {
+            filter = try TailFilter(query: query)
+        } catch {
+            return json(["error": error.message, "column": error.column], status: .badRequest)
+        }
+        let includeOutputs = request.uri.queryParameters.get("outputs") == "1"
+        let showBody = request.uri.queryParameters.get("show_body") == "1"
+        let limit = request.uri.queryParameters.get("limit", as: Int.self)
+        let tap = parts.tap
+        return Response(
+            status: .ok, headers: [.contentType: "text/event-stream", .cacheControl: "no-cache"],
+            body: ResponseBody { writer in
+                let subscription = tap.subscribe(filter: filter)
+                defer { subscription.cancel() }
+                try await writer.write(ByteBuffer(string: ": herald tail\n\n"))
+                var sent = 0
+                let encoder = JSONEncoder()
+                encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+                while let item = await subscription.next() {
+                    switch item {
+                    case .record(let record):
+                        let document = TailEventDocument(record, includeOutputs: includeOutputs, showBody: showBody)
+                        let data = try encoder.encode(document)
+                        try await writer.write(ByteBuffer(string: "event: event\ndata: \(String(decoding: data, as: UTF8.self))\n\n"))
+                        sent += 1
+                        if let limit, sent >= limit { break }
+                    case .dropped(let count):
+                        try await writer.write(ByteBuffer(string: "event: dropped\ndata: {\"dropped\":\(count)}\n\n"))
+                    case .idle:
+                        try await writer.write(ByteBuffer(string: ": keepalive\n\n"))
+                    }
+                    if let limit, sent >= limit { break }
+                }
+                try await writer.finish(nil)
+            })
+    }
+}
+
+/// A JSON response from a dictionary.
+func json(_ object: [String: Any], status: HTTPResponse.Status = .ok) -> Response {
+    let data = (try? JSONSerialization.data(withJSONObject: object, options: [.sortedKeys, .withoutEscapingSlashes])) ?? Data("{}".utf8)
+    return Response(status: status, headers: [.contentType: "application/json"], body: ResponseBody(byteBuffer: ByteBuffer(bytes: data)))
+}

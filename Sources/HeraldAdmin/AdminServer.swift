@@ -1,0 +1,74 @@
+import Foundation
+public import HeraldCore
+import HeraldPluginAPI
+import Hummingbird
+public import Prometheus
+public import ServiceLifecycle
+
+/// The admin API as a service: health, readiness, Prometheus metrics, the live tail (SSE) and store
+/// queries, on `admin.listen` (loopback by default). With a token configured, every endpoint but
+/// `/healthz` requires `Authorization: Bearer TOKEN`.
+///
+/// | endpoint | what |
+/// |---|---|
+/// | `GET /healthz` | 200 while the process runs |
+/// | `GET /readyz` | 200 when the store is writable and every source is connected or within its reconnect budget; the body says which are not |
+/// | `GET /metrics` | Prometheus text |
+/// | `GET /v1/tail` | Server-Sent Events of committed events, filtered on the server |
+/// | `GET /v1/status` | a one-screen summary as JSON |
+/// | `GET /v1/users/{user}/badge` | the user's badge |
+/// | `GET /v1/chats/{chat}/messages?limit=` | the newest messages of a chat |
+/// | `GET /v1/dlq?limit=` | dead-lettered inputs |
+public struct AdminServer: Service {
+    let parts: GatewayParts
+    let registry: PrometheusCollectorRegistry
+    let token: String?
+
+    /// Creates the server over a running gateway's parts.
+    public init(parts: GatewayParts, registry: PrometheusCollectorRegistry) throws {
+        self.parts = parts
+        self.registry = registry
+        self.token = try parts.configuration.admin.resolvedToken()
+    }
+
+    /// Serves until shutdown; open tail streams are closed first so shutdown is not held up.
+    public func run() async throws {
+        let admin = parts.configuration.admin
+        guard let (host, port) = admin.hostAndPort else { return }
+        let router = Router()
+        router.add(middleware: BearerTokenMiddleware(token: token))
+        AdminRoutes(parts: parts, registry: registry, state: AdminState(parts: parts)).register(on: router)
+        var logger = parts.logger
+        logger[metadataKey: "component"] = "admin"
+        let application = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
+                                      logger: logger)
+        let tap = parts.tap
+        logger.info("Admin API listening.", metadata: ["address": "\(host):\(port)", "token": "\(token == nil ? "none" : "required")"])
+        try await withGracefulShutdownHandler {
+            try await application.run()
+        } onGracefulShutdown: {
+            tap.closeAll()
+        }
+    }
+}
+
+/// Requires `Authorization: Bearer TOKEN` on every path but `/healthz` when a token is set.
+struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+    let token: String?
+
+    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+        guard let token, request.uri.path != "/healthz" else { return try await next(request, context) }
+        let header = request.headers[.authorization] ?? ""
+        guard header.hasPrefix("Bearer "), constantTimeEqual(String(header.dropFirst(7)), token) else {
+            return Response(status: .unauthorized, headers: [.contentType: "application/json", .wwwAuthenticate: "Bearer"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":"missing or wrong bearer token"}"#)))
+        }
+        return try await next(request, context)
+    }
+
+    private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
+        let a = Array(a.utf8), b = Array(b.utf8)
+        guard a.count == b.count else { return false }
+        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
