@@ -5,7 +5,7 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps build run test bench clean
+.PHONY: help deps test-deps build run test bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
@@ -18,6 +18,9 @@ deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-
 	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends $$missing; \
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "error: no Swift toolchain on PATH (Swift 6.x from swift.org is required)"; exit 1; }
+
+test-deps: deps
+	@python3 -c 'import prometheus_client' 2>/dev/null || python3 -m pip install -q prometheus_client
 
 build: deps ## Build herald (debug).
 	$(SWIFT) build --product herald
@@ -34,7 +37,7 @@ run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then ru
 	.build/debug/herald check --config $(CONFIG)
 	exec .build/debug/herald run --config $(CONFIG)
 
-test: deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
+test: test-deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
 	$(SWIFT) build --build-tests
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build
 

@@ -47,12 +47,20 @@ public struct TestConfiguration: Sendable {
     public var durability = "normal"
     /// Port of the broker the sink publishes to (defaults to `port`).
     public var sinkPort: Int?
+    /// Port of the admin API.
+    public var adminPort: Int
+    /// Extra YAML lines inside the `admin:` section (indented by two spaces).
+    public var adminExtra = "  reconnect_budget_s: 0"
 
-    /// Creates a builder.
+    /// Creates a builder; the admin API gets a free port.
     public init(port: Int, storePath: String) {
         self.port = port
         self.storePath = storePath
+        self.adminPort = (try? Loopback.freePort()) ?? 19464
     }
+
+    /// The admin API's base URL.
+    public var adminURL: String { "http://127.0.0.1:\(adminPort)" }
 
     /// The YAML text.
     public var yaml: String {
@@ -64,6 +72,9 @@ public struct TestConfiguration: Sendable {
           drain_timeout_s: 3
         log:
           level: info
+        admin:
+          listen: 127.0.0.1:\(adminPort)
+        \(adminExtra)
         sources:
           - name: broker
             type: mqtt

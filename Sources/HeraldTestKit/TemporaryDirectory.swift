@@ -37,10 +37,10 @@ public struct TestKitError: Error, CustomStringConvertible {
 /// (a broker, the gateway) where there is no event to await; the condition is what is awaited.
 /// - Throws: ``TestKitError`` naming `what` on timeout.
 public func eventually(_ what: String, timeout: Duration = .seconds(30), poll: Duration = .milliseconds(25),
-                       _ condition: () throws -> Bool) async throws {
+                       _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {
-        if try condition() { return }
+        if try await condition() { return }
         guard ContinuousClock.now < deadline else { throw TestKitError("timed out after \(timeout) waiting for: \(what)") }
         try await Task.sleep(for: poll)
     }

@@ -1,0 +1,139 @@
+import AsyncHTTPClient
+import Foundation
+import HeraldCore
+import HeraldTestKit
+import NIOCore
+import NIOHTTP1
+import Testing
+
+/// Fetches a URL: status and body text.
+func fetch(_ url: String, token: String? = nil) async throws -> (status: UInt, body: String) {
+    var request = HTTPClientRequest(url: url)
+    if let token { request.headers.add(name: "Authorization", value: "Bearer \(token)") }
+    let response = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+    let body = try await response.body.collect(upTo: 16 << 20)
+    return (response.status.code, String(buffer: body))
+}
+
+@Suite("Admin API and herald tail through a running gateway")
+struct AdminAPITests {
+    @Test func tailReceivesExactlyTheEventsThatMatchEachFilter() async throws {
+        let fixture = try await GatewayFixture()
+        try await fixture.startHerald()
+        let url = fixture.configuration.adminURL
+        let filters: [(name: String, arguments: [String])] = [
+            ("type", ["--type", "messages.*"]),
+            ("chat", ["--chat", "c2"]),
+            ("user", ["--user", "carol"]),
+            ("where", ["--where", #"message.from == "alice" && chat ~ "team-*""#]),
+        ]
+        var tails: [String: ChildProcess] = [:]
+        for filter in filters {
+            tails[filter.name] = try ChildProcess(executable: HeraldProcess.binary, arguments: ["tail", "--url", url, "--json"] + filter.arguments,
+                                                  logPath: fixture.directory.path("tail-\(filter.name).log"))
+        }
+        try await eventually("four tail clients attached") {
+            let body = try await fetch(url + "/v1/status").body
+            let status = try JSONSerialization.jsonObject(with: Data(body.utf8)) as? [String: Any]
+            return status?["tail_clients"] as? Int == 4
+        }
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let events: [(topic: String, payload: String)] = [
+            ("chats/team-1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"])),
+            ("chats/c2/messages", messageJSON(id: "m2", from: "bob", to: ["carol"])),
+            ("users/bob/read", #"{"chat":"team-1","up_to":"m1"}"#),
+            ("chats/team-2/messages", messageJSON(id: "m3", from: "dave", to: ["alice"])),
+            ("chats/team-2/messages", messageJSON(id: "m4", from: "alice", to: ["carol"])),
+            ("chats/c2/created", #"{"members":["bob","carol","erin"]}"#),
+            // One sentinel per filter, last: once a tail shows its sentinel, it has seen everything before it.
+            ("users/zed/read", #"{"chat":"zz","up_to":"x"}"#),
+            ("chats/c2/created", #"{"members":["zed2"]}"#),
+            ("chats/zz/messages", messageJSON(id: "s-carol", from: "zed", to: ["carol"])),
+            ("chats/team-9/messages", messageJSON(id: "s-where", from: "alice", to: ["zed"])),
+        ]
+        for event in events { try client.publish(event.topic, event.payload) }
+        let expected: [String: [String]] = [
+            "type": ["messages.read team-1", "messages.read zz"],
+            "chat": ["message.received c2 m2", "chat.created c2", "chat.created c2"],
+            "user": ["message.received c2 m2", "message.received team-2 m4", "chat.created c2", "message.received zz s-carol"],
+            "where": ["message.received team-1 m1", "message.received team-2 m4", "message.received team-9 s-where"],
+        ]
+        func seen(_ name: String) -> [String] {
+            (tails[name]?.output ?? "").split(separator: "\n").compactMap { line -> String? in
+                guard let object = try? JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                      let type = object["type"] as? String, let chat = object["chat"] as? String else { return nil }
+                let id = (object["event"] as? [String: Any])?["id"] as? String
+                return [type, chat, id].compactMap { $0 }.joined(separator: " ")
+            }
+        }
+        for (name, lines) in expected {
+            try await eventually("tail --\(name) to show its sentinel") { seen(name).last == lines.last }
+            #expect(seen(name) == lines, "tail --\(name)")
+        }
+        for tail in tails.values { tail.signal(SIGINT) }
+        try await client.close()
+    }
+
+    @Test func aTokenGuardsEverythingButHealthz() async throws {
+        let fixture = try await GatewayFixture()
+        fixture.configuration.adminExtra = "  token: s3cret-token"
+        try fixture.configuration.yaml.write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
+        try await fixture.startHerald()
+        let url = fixture.configuration.adminURL
+        #expect(try await fetch(url + "/healthz").status == 200)
+        #expect(try await fetch(url + "/readyz").status == 401)
+        #expect(try await fetch(url + "/metrics", token: "wrong").status == 401)
+        #expect(try await fetch(url + "/readyz", token: "s3cret-token").status == 200)
+        #expect(!fixture.logs.contains("s3cret-token"))
+    }
+
+    @Test func bindingOffLoopbackWithoutATokenIsAConfigError() async throws {
+        let fixture = try await GatewayFixture()
+        let yaml = fixture.configuration.yaml.replacingOccurrences(of: "listen: 127.0.0.1:", with: "listen: 0.0.0.0:")
+        try yaml.write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
+        let result = try await fixture.cli(["check"])
+        #expect(result.status == 78)
+        #expect(result.output.contains("admin.listen") && result.output.contains("requires a token"), "\(result.output)")
+    }
+
+    @Test func readyzFollowsTheBroker() async throws {
+        let fixture = try await GatewayFixture()
+        try await fixture.startHerald()
+        let url = fixture.configuration.adminURL + "/readyz"
+        try await eventually("ready") { await Self.status(url) == 200 }
+        try await fixture.broker.stop()
+        try await eventually("not ready while the broker is down") { await Self.status(url) == 503 }
+        #expect(try await fetch(url).body.contains("source broker disconnected"))
+        try await fixture.broker.start()
+        try await eventually("ready again", timeout: .seconds(60)) { await Self.status(url) == 200 }
+    }
+
+    @Test func metricsParseAsPrometheusTextAndCountersMove() async throws {
+        let fixture = try await GatewayFixture()
+        try await fixture.startHerald()
+        let url = fixture.configuration.adminURL + "/metrics"
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        for index in 0..<25 { try client.publish("chats/c1/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }
+        try client.publish("chats/c1/messages", "not json")
+        try await eventually("stored") { try fixture.store().statistics().messages == 25 }
+        let text = try await fetch(url).body
+        let file = try fixture.directory.write("metrics.txt", text)
+        let script = try fixture.directory.write("parse.py", """
+            import sys
+            from prometheus_client.parser import text_string_to_metric_families
+            values = {}
+            for family in text_string_to_metric_families(open(sys.argv[1]).read()):
+                for sample in family.samples:
+                    values[(sample.name, tuple(sorted(sample.labels.items())))] = sample.value
+            print(int(values[("herald_events_normalised_total", (("adapter", "broker"),))]))
+            print(int(values[("herald_events_dead_lettered_total", (("adapter", "broker"),))]))
+            print(int(values[("herald_source_connected", (("adapter", "broker"),))]))
+            """)
+        let parser = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3", script, file], logPath: fixture.directory.path("parse.log"))
+        #expect(try await parser.waitForExit() == 0, "\(parser.output)")
+        #expect(parser.output.split(separator: "\n") == ["25", "1", "1"], "\(parser.output)")
+        try await client.close()
+    }
+
+    static func status(_ url: String) async -> UInt? { try? await fetch(url).status }
+}
