@@ -32,7 +32,9 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "Event type or glob, e.g. message.received or 'messages.*' (repeatable).") var type: [String] = []
     @Option(help: "Only this chat (repeatable).") var chat: [String] = []
     @Option(help: "Only events involving this user (repeatable).") var user: [String] = []
-    @Option(help: "Only events from this source adapter (repeatable).") var source: [String] = []
+    @Option(help: ArgumentHelp("Only events from this source adapter (repeatable); or a URL (mqtt://host:1883) to run that source on its own.",
+                               discussion: "With a URL nothing is stored and the gateway's persistent session is untouched."))
+    var source: [String] = []
     @Option(name: .customLong("where"), help: "A filter expression (see above).") var expression: String?
     @Option(help: "Stop after N events.") var limit: Int?
     @Option(help: "Keep one event in N, written 1/N.") var sample: String?
@@ -45,7 +47,8 @@ struct TailCommand: AsyncParsableCommand {
         filter.types = type
         filter.chats = chat
         filter.users = user
-        filter.sources = source
+        let standaloneURL = source.first { $0.contains("://") }
+        filter.sources = source.filter { !$0.contains("://") }
         if let expression {
             do {
                 filter.expression = try FilterParser.parse(expression)
@@ -61,13 +64,17 @@ struct TailCommand: AsyncParsableCommand {
             }
             filter.sampleEvery = every
         }
+        let printer = TailPrinter(json: json || isatty(STDOUT_FILENO) == 0, outputs: outputs, showBody: showBody)
+        if let standaloneURL {
+            try await runStandalone(url: standaloneURL, filter: filter, printer: printer)
+            return
+        }
         let client = try AdminClient.resolve(url: url, tokenFile: tokenFile, configPath: config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"] ?? "herald.yaml")
         var query = filter.query
         if outputs { query.append(("outputs", "1")) }
         if showBody { query.append(("show_body", "1")) }
         if let limit { query.append(("limit", String(limit))) }
         let path = "/v1/tail?" + query.map { "\($0.name)=\(Self.escape($0.value))" }.joined(separator: "&")
-        let printer = TailPrinter(json: json || isatty(STDOUT_FILENO) == 0, outputs: outputs)
         try await follow(client: client, path: path, printer: printer)
     }
 

@@ -5,6 +5,7 @@ import HeraldCore
 struct TailPrinter {
     let json: Bool
     let outputs: Bool
+    let showBody: Bool
 
     func print(_ data: String) {
         guard !json else {

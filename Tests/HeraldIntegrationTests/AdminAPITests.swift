@@ -137,3 +137,28 @@ struct AdminAPITests {
 
     static func status(_ url: String) async -> UInt? { try? await fetch(url).status }
 }
+
+@Suite("herald tail --source URL")
+struct StandaloneTailTests {
+    @Test func runsTheSourceAloneAndLeavesTheGatewaySessionUntouched() async throws {
+        let fixture = try await GatewayFixture()
+        let herald = try await fixture.startHerald()  // creates the gateway's persistent session
+        herald.child.signal(SIGTERM)
+        _ = try await herald.child.waitForExit()
+
+        let tail = try ChildProcess(executable: HeraldProcess.binary,
+                                    arguments: ["tail", "--source", fixture.broker.url, "--json", "--limit", "1", "--config", fixture.configPath],
+                                    logPath: fixture.directory.path("standalone.log"))
+        try await eventually("the standalone source to connect") { fixture.broker.log.contains("as herald-tail-") }
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try client.publish("chats/c1/messages", messageJSON(id: "while-down", from: "alice", to: ["bob"]))
+        #expect(try await tail.waitForExit() == 0, "\(tail.output)")
+        #expect(tail.output.contains("\"id\":\"while-down\"") && tail.output.contains("nothing is stored"))
+        #expect(try fixture.store().statistics().messages == 0)
+
+        // The gateway's session kept the message: it arrives when the gateway is back.
+        try await fixture.startHerald()
+        try await eventually("the queued message reaches the gateway") { try fixture.store().statistics().messages == 1 }
+        try await client.close()
+    }
+}

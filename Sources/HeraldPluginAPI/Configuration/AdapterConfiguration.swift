@@ -9,6 +9,17 @@ public protocol SourceConfiguration: Sendable {
     func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter
     /// Builds the pure normaliser used to replay dead-lettered inputs of this adapter.
     func makeReplayNormaliser(name: String) throws(ConfigurationError) -> any ReplayNormaliser
+    /// Builds a throwaway instance connected to `url` for `herald tail --source URL`. It must not touch
+    /// the gateway's durable state upstream (e.g. a clean MQTT session under a new client id, so the real
+    /// persistent session keeps its messages). The default says the adapter cannot do this.
+    func makePreviewSource(name: String, url: String) throws(ConfigurationError) -> any SourceAdapter
+}
+
+extension SourceConfiguration {
+    /// Not supported unless the adapter implements it.
+    public func makePreviewSource(name: String, url: String) throws(ConfigurationError) -> any SourceAdapter {
+        throw ConfigurationError("this adapter cannot run on its own with `herald tail --source`")
+    }
 }
 
 /// A decoded sink section of the config.

@@ -44,6 +44,17 @@ public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
                    normaliser: try makeNormaliser(name: name), maxBatch: maxBatch)
     }
 
+    /// A throwaway source on `url`: a clean session under a fresh client id, so the gateway's persistent
+    /// session (and what the broker queues for it) is untouched.
+    public func makePreviewSource(name: String, url: String) throws(ConfigurationError) -> any SourceAdapter {
+        var preview = self
+        preview.connection.url = url
+        preview.connection.clientID = "herald-tail-\(UInt32.random(in: 0...UInt32.max))"
+        try preview.validate()
+        return MQTTSource(name: name, options: try preview.connection.mosquittoOptions(cleanSession: true),
+                          normaliser: try preview.makeNormaliser(name: name), maxBatch: maxBatch)
+    }
+
     /// Builds the replay normaliser.
     public func makeReplayNormaliser(name: String) throws(ConfigurationError) -> any ReplayNormaliser {
         try makeNormaliser(name: name)
