@@ -2,6 +2,10 @@ import Foundation
 import HeraldCore
 import HeraldTestKit
 import Histogram
+
+#if canImport(Glibc)
+import Glibc
+#endif
 import Synchronization
 
 /// One benchmark phase's figures.
@@ -34,15 +38,25 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
 
 /// Herald taking the load through to committed rows and queued outputs. The sink points at a port
 /// where nothing listens, so outputs stay queued and only intake is measured.
-func heraldPhase(_ workload: Workload, backlog: Bool, directory: TemporaryDirectory) async throws -> PhaseResult {
+func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false, directory: TemporaryDirectory) async throws -> PhaseResult {
     let broker = try await MosquittoBroker()
-    var configuration = TestConfiguration(port: broker.port, storePath: directory.path("bench-\(backlog).sqlite"))
+    var configuration = TestConfiguration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"))
     configuration.durability = workload.durability
     configuration.sinkPort = try Loopback.freePort()
     configuration.sourceClientID = "herald-bench"
-    let configPath = try directory.write("bench-\(backlog).yaml", configuration.yaml)
-    var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(backlog).log"))
+    let configPath = try directory.write("bench-\(backlog)-\(stalledTail).yaml", configuration.yaml)
+    var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(backlog)-\(stalledTail).log"))
     try await herald.waitUntilConnected(connections: 1)  // the source; the sink has nowhere to connect
+    var stalled: Int32?
+    defer { if let stalled { close(stalled) } }
+    if stalledTail {
+        // A tail client asking for everything (outputs, bodies) that never reads a byte.
+        stalled = try Loopback.connectAndSend(port: configuration.adminPort,
+                                              request: "GET /v1/tail?outputs=1&show_body=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
+        try await eventually("the stalled tail client to attach") {
+            (try? Loopback.get(port: configuration.adminPort, path: "/v1/status"))?.contains("\"tail_clients\":1") == true
+        }
+    }
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
     var publisher: Task<Void, any Error>?
     let started: ContinuousClock.Instant

@@ -27,9 +27,9 @@ public final class SQLiteChatStore: ChatStore {
             if db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -2048")
             } else {
-                // The writer's working set (16 MiB) stays cached; checkpoints run elsewhere (WALCheckpointer),
+                // The writer's working set (12 MiB) stays cached; checkpoints run elsewhere (WALCheckpointer),
                 // never inside a commit.
-                try db.execute(sql: "PRAGMA cache_size = -16384")
+                try db.execute(sql: "PRAGMA cache_size = -12288")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
                 try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             }
