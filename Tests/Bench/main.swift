@@ -70,7 +70,7 @@ print("""
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
-    stalled tail client (asks for everything, never reads): \(format(stalledLive.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(stalledLive.rate / plainLive.rate, 2)) (target ≈ 1.0)
+    stalled tail client (asks for everything, never reads): \(format(stalledLive.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(stalledLive.rate / plainLive.rate, 2)) (target ≈ 1.0), peak RSS \(format(stalledLive.peakRSSMiB ?? 0, 1)) MiB
     latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):
       publish→commit        p50 \(latency.commit.valueAtPercentile(50)) ms   p99 \(latency.commit.valueAtPercentile(99)) ms   max \(latency.commit.max) ms (target p99 ≤ 20 ms; ms resolution)
       publish→notification  p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.notification.max) / 1000, 2)) ms

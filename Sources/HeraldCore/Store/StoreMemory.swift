@@ -17,7 +17,7 @@ final class StoreMemory: Sendable {
     private let contents = Mutex(Contents())
     private let maximumEntries: Int
 
-    init(maximumEntries: Int = 200_000) { self.maximumEntries = maximumEntries }
+    init(maximumEntries: Int = 50_000) { self.maximumEntries = maximumEntries }
 
     /// Moves what is remembered into a new transaction cache (no copy: the writer is the only user),
     /// (Plain moves, not `swap` inside `withLock`: that combination crashed in release builds here.)
