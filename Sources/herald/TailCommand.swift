@@ -84,6 +84,8 @@ struct TailCommand: AsyncParsableCommand {
         var backoffSeconds = 0.5
         while true {
             do {
+                // A short preflight: a long-lived stream request would retry a refused connection until its deadline.
+                _ = try await client.execute("/v1/status", timeout: .seconds(3))
                 let response = try await client.execute(path, timeout: .hours(24 * 365))
                 if connectedBefore { FileHandle.standardError.write(Data("… reconnected to \(client.baseURL)\n".utf8)) }
                 connectedBefore = true

@@ -162,3 +162,39 @@ struct StandaloneTailTests {
         try await client.close()
     }
 }
+
+@Suite("herald tail connection handling")
+struct TailConnectionTests {
+    @Test func noGatewayIsAnErrorAPersonCanActOn() async throws {
+        let directory = try TemporaryDirectory()
+        let tail = try ChildProcess(executable: HeraldProcess.binary, arguments: ["tail", "--url", "http://127.0.0.1:\(try Loopback.freePort())"],
+                                    logPath: directory.path("tail.log"))
+        #expect(try await tail.waitForExit() == 1)
+        #expect(tail.output.contains("Herald is not running at"), "\(tail.output)")
+    }
+
+    @Test func tailReconnectsByItselfWhenTheGatewayRestartsAndSaysSo() async throws {
+        let fixture = try await GatewayFixture()
+        let first = try await fixture.startHerald()
+        let tail = try ChildProcess(executable: HeraldProcess.binary,
+                                    arguments: ["tail", "--url", fixture.configuration.adminURL, "--json", "--limit", "2"],
+                                    logPath: fixture.directory.path("tail.log"))
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try await eventually("the tail to attach") {
+            (try? await fetch(fixture.configuration.adminURL + "/v1/status").body.contains("\"tail_clients\":1")) == true
+        }
+        try client.publish("chats/c1/messages", messageJSON(id: "before", from: "alice", to: ["bob"]))
+        try await eventually("the first event") { tail.output.contains("\"id\":\"before\"") }
+        first.child.signal(SIGTERM)
+        _ = try await first.child.waitForExit()
+        try await fixture.startHerald()
+        try await eventually("the tail to reattach") {
+            (try? await fetch(fixture.configuration.adminURL + "/v1/status").body.contains("\"tail_clients\":1")) == true
+        }
+        try client.publish("chats/c1/messages", messageJSON(id: "after", from: "alice", to: ["bob"], sentAt: 1_763_800_001_000))
+        #expect(try await tail.waitForExit(timeout: .seconds(30)) == 0, "\(tail.output)")
+        #expect(tail.output.contains("\"id\":\"after\""))
+        #expect(tail.output.contains("reconnect"), "\(tail.output)")
+        try await client.close()
+    }
+}
