@@ -66,7 +66,7 @@ let package = Package(
         // The one explicit list of built-in adapters.
         .target(
             name: "HeraldAdapters",
-            dependencies: ["HeraldPluginAPI", "MQTTAdapter"],
+            dependencies: ["HeraldPluginAPI", "MQTTAdapter", "ExecAdapter"],
             swiftSettings: strict
         ),
         // Helpers for adapter and integration tests: a real broker, a publisher, temp dirs.
@@ -109,6 +109,9 @@ let package = Package(
             path: "plugins/mqtt/MQTTAdapter",
             swiftSettings: strict
         ),
+
+        // plugins/exec: a long-lived child process speaking JSON lines with acks.
+        .target(name: "ExecAdapter", dependencies: ["HeraldPluginAPI"], path: "plugins/exec/ExecAdapter", swiftSettings: strict),
 
         .testTarget(
             name: "HeraldCoreTests",

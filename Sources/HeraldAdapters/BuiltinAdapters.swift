@@ -1,4 +1,5 @@
 public import HeraldPluginAPI
+import ExecAdapter
 import MQTTAdapter
 
 /// The one explicit list of adapters compiled into `herald`. Add a new family here.
@@ -7,6 +8,7 @@ public enum BuiltinAdapters {
     public static var registry: AdapterRegistry {
         AdapterRegistry()
             .with(source: MQTTAdapters.source)
+            .with(source: ExecAdapters.source)
             .with(sink: MQTTAdapters.sink)
     }
 }

@@ -13,7 +13,7 @@ struct ShippedConfigTests {
         return (try await child.waitForExit(), child.output)
     }
 
-    @Test(arguments: ["deploy/config/herald.yaml", "plugins/mqtt/sample.yaml"])
+    @Test(arguments: ["deploy/config/herald.yaml", "plugins/mqtt/sample.yaml", "plugins/exec/sample.yaml"])
     func shippedConfigIsValid(_ relative: String) async throws {
         let result = try await Self.check(Self.root.appendingPathComponent(relative).path)
         #expect(result.status == 0, "\(result.output)")

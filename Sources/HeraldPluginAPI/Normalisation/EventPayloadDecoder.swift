@@ -54,6 +54,16 @@ public struct EventPayloadDecoder: Sendable {
             case .success(let value): document = value
             case .failure(let error): throw Rejection(.malformedJSON, "payload is not valid JSON: \(error.message) at byte \(error.offset)")
             }
+            return decode(document: document, as: kind, bindings: bindings, receivedAt: receivedAt)
+        } catch {
+            return .failure(error)
+        }
+    }
+
+    /// Normalises an already parsed document (for sources whose framing is itself JSON).
+    public func decode(document: JSONValue, as kind: PayloadKind, bindings: PayloadBindings,
+                       receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
+        do throws(Rejection) {
             guard case .object = document else {
                 throw Rejection(.malformedJSON, "payload must be a JSON object, found \(document.typeName)")
             }
