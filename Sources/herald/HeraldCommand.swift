@@ -18,6 +18,7 @@ struct HeraldCommand: AsyncParsableCommand {
             Quick start: `make run`, then see README.md. Config reference: README.md#configuration.
             """,
         version: version,
-        subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self],
+        subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self,
+                      AdaptersCommand.self],
         defaultSubcommand: nil)
 }

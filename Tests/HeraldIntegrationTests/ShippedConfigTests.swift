@@ -29,3 +29,44 @@ struct ShippedConfigTests {
         #expect(result.output.contains("broken.yaml:") && result.output.contains("sinks[0].retain_badge: unknown key"), "\(result.output)")
     }
 }
+
+@Suite("herald adapters and the config's JSON Schema")
+struct ConfigurationSchemaTests {
+    @Test func theSchemaAcceptsTheShippedConfigsAndRejectsABrokenOne() async throws {
+        let directory = try TemporaryDirectory()
+        let schema = try ChildProcess(executable: HeraldProcess.binary, arguments: ["adapters", "--json-schema"], logPath: directory.path("schema.json"))
+        #expect(try await schema.waitForExit() == 0)
+        let root = ShippedConfigTests.root.path
+        let fixed = "sources:\n  - name: in\n    type: mqtt\n    url: mqtt://127.0.0.1\n    client_id: x\n    keepalive: 5\n"
+        let good = try directory.write("good.yaml", fixed)
+        let broken = try directory.write("broken.yaml", fixed.replacingOccurrences(of: "keepalive", with: "keepalve"))
+        let script = try directory.write("validate.py", """
+            import json, sys, yaml, jsonschema
+            schema = json.load(open(sys.argv[1]))
+            for path in sys.argv[2:]:
+                try:
+                    jsonschema.validate(yaml.safe_load(open(path)), schema)
+                    print("valid", path.rsplit("/", 1)[-1])
+                except jsonschema.ValidationError as error:
+                    print("invalid", path.rsplit("/", 1)[-1], error.message)
+            """)
+        let validate = try ChildProcess(
+            executable: "/usr/bin/env",
+            arguments: ["python3", script, schema.logPath, "\(root)/deploy/config/herald.yaml", "\(root)/plugins/mqtt/sample.yaml",
+                        "\(root)/plugins/exec/sample.yaml", good, broken],
+            logPath: directory.path("validate.log"))
+        #expect(try await validate.waitForExit() == 0, "\(validate.output)")
+        let lines = validate.output.split(separator: "\n").map(String.init)
+        #expect(lines.prefix(4) == ["valid herald.yaml", "valid sample.yaml", "valid sample.yaml", "valid good.yaml"], "\(validate.output)")
+        #expect(lines.last?.hasPrefix("invalid broken.yaml") == true, "only the misspelled key differs: \(validate.output)")
+    }
+
+    @Test func adaptersListsEveryAdapterWithItsOptions() async throws {
+        let directory = try TemporaryDirectory()
+        let list = try ChildProcess(executable: HeraldProcess.binary, arguments: ["adapters"], logPath: directory.path("adapters.txt"))
+        #expect(try await list.waitForExit() == 0)
+        for expected in ["type: mqtt", "type: exec", "client_id", "max_unacked", "retain_badges"] {
+            #expect(list.output.contains(expected), "\(expected)")
+        }
+    }
+}

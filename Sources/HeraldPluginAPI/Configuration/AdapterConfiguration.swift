@@ -42,13 +42,17 @@ public struct AdapterDescriptor<Configuration>: Sendable {
     public let type: String
     /// One sentence for `--help` and docs.
     public let summary: String
+    /// The adapter's own options (besides `name` and `type`).
+    public let options: [AdapterOption]
     /// Decodes the adapter's section (the whole list element, including `name` and `type`).
     public let decode: @Sendable (any Decoder) throws -> Configuration
 
     /// Creates a descriptor.
-    public init(type: String, summary: String, decode: @escaping @Sendable (any Decoder) throws -> Configuration) {
+    public init(type: String, summary: String, options: [AdapterOption] = [],
+                decode: @escaping @Sendable (any Decoder) throws -> Configuration) {
         self.type = type
         self.summary = summary
+        self.options = options
         self.decode = decode
     }
 }

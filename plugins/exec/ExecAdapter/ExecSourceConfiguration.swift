@@ -59,5 +59,12 @@ public enum ExecAdapters {
     /// `type: exec` under `sources`.
     public static let source = SourceDescriptor(
         type: "exec", summary: "Runs a plugin process in any language; events as JSON lines on its stdout, acks after commit on its stdin.",
+        options: [
+            AdapterOption("command", .strings, required: true, "Program and arguments (looked up in PATH unless it contains /)"),
+            AdapterOption("env", .stringMap, "Extra environment variables for the plugin"),
+            AdapterOption("max_unacked", .integer, default: "1000", "Events read but not answered, at most"),
+            AdapterOption("max_line_bytes", .integer, default: "65536", "Longer lines are dead-lettered"),
+            AdapterOption("handshake_timeout_s", .number, default: "10", "Seconds to wait for the plugin's hello"),
+        ],
         decode: { try ExecSourceConfiguration(from: $0) })
 }

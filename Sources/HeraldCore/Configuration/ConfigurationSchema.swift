@@ -1,0 +1,82 @@
+import Foundation
+public import HeraldPluginAPI
+
+/// The JSON Schema (draft 2020-12) of a whole Herald config, built from the core sections and each
+/// registered adapter's options. Editors use it for completion and checks; unknown keys are errors,
+/// as in `herald check`. Strings are allowed wherever `${VAR}` interpolation could stand for a value.
+public enum ConfigurationSchema {
+    /// The core sections' options.
+    public static let sections: [String: [AdapterOption]] = [
+        "store": [
+            AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode)"),
+            AdapterOption("durability", .choice(["full", "normal"]), default: "full", "full: fsync every commit; normal: survives kill -9"),
+        ],
+        "router": [
+            AdapterOption("presence_ttl_s", .number, default: "300", "How long chat.opened lasts without renewal"),
+            AdapterOption("preview_length", .integer, default: "120", "Notification preview, characters"),
+        ],
+        "outbox": [
+            AdapterOption("batch_size", .integer, default: "1000", "Outputs handed to a sink at once"),
+            AdapterOption("drain_timeout_s", .number, default: "5", "Seconds to keep delivering after SIGTERM"),
+        ],
+        "log": [AdapterOption("level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info", "Log level")],
+        "admin": [
+            AdapterOption("enabled", .boolean, default: "true", "Serve the admin API"),
+            AdapterOption("listen", .string, default: "127.0.0.1:9464", "host:port; anything but loopback requires a token"),
+            AdapterOption("token", .string, "Bearer token (use ${ENV_VAR})"),
+            AdapterOption("token_file", .string, "File holding the token"),
+            AdapterOption("reconnect_budget_s", .number, default: "10", "/readyz tolerates a source reconnecting this long"),
+        ],
+    ]
+
+    /// The schema as a JSON object.
+    public static func make(registry: AdapterRegistry) -> [String: Any] {
+        var properties: [String: Any] = [:]
+        for (name, options) in sections { properties[name] = object(options, summary: "`\(name):` section") }
+        properties["sources"] = ["type": "array", "description": "How events come in",
+                                 "items": ["oneOf": registry.sources.values.sorted { $0.type < $1.type }.map { adapter($0) }]]
+        properties["sinks"] = ["type": "array", "description": "How outputs leave",
+                               "items": ["oneOf": registry.sinks.values.sorted { $0.type < $1.type }.map { adapter($0) }]]
+        return ["$schema": "https://json-schema.org/draft/2020-12/schema", "title": "Herald configuration", "type": "object",
+                "additionalProperties": false, "properties": properties]
+    }
+
+    /// The schema as pretty-printed JSON text.
+    public static func text(registry: AdapterRegistry) -> String {
+        let data = (try? JSONSerialization.data(withJSONObject: make(registry: registry), options: [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]))
+            ?? Data()
+        return String(decoding: data, as: UTF8.self)
+    }
+
+    private static func adapter<Configuration>(_ descriptor: AdapterDescriptor<Configuration>) -> [String: Any] {
+        let options = [AdapterOption("name", .string, required: true, "Unique instance name"),
+                       AdapterOption("type", .choice([descriptor.type]), required: true, "Adapter type")] + descriptor.options
+        return object(options, summary: descriptor.summary)
+    }
+
+    private static func object(_ options: [AdapterOption], summary: String) -> [String: Any] {
+        var properties: [String: Any] = [:]
+        for option in options { properties[option.key] = schema(option) }
+        var result: [String: Any] = ["type": "object", "description": summary, "additionalProperties": false, "properties": properties]
+        let required = options.filter(\.required).map(\.key)
+        if !required.isEmpty { result["required"] = required }
+        return result
+    }
+
+    private static func schema(_ option: AdapterOption) -> [String: Any] {
+        var result: [String: Any]
+        switch option.kind {
+        case .string: result = ["type": "string"]
+        case .integer: result = ["type": ["integer", "string"]]
+        case .number: result = ["type": ["number", "string"]]
+        case .boolean: result = ["type": ["boolean", "string"]]
+        case .choice(let values): result = ["type": "string", "enum": values]
+        case .strings: result = ["type": "array", "items": ["type": "string"]]
+        case .stringMap: result = ["type": "object", "additionalProperties": ["type": "string"]]
+        case .object(let children): result = object(children, summary: option.summary)
+        case .objects(let children): result = ["type": "array", "items": object(children, summary: option.summary)]
+        }
+        result["description"] = option.summary + (option.defaultValue.map { " (default: \($0))" } ?? "")
+        return result
+    }
+}

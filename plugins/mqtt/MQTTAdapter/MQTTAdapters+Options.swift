@@ -1,0 +1,44 @@
+import HeraldPluginAPI
+
+extension MQTTAdapters {
+    /// Connection options shared by the source and the sink.
+    static let connectionOptions: [AdapterOption] = [
+        AdapterOption("url", .string, required: true, "mqtt://host[:1883] or mqtts://host[:8883]"),
+        AdapterOption("client_id", .string, required: true, "Client id; keep it stable (the broker keeps the persistent session under it)"),
+        AdapterOption("username", .string, "Broker user name"),
+        AdapterOption("password", .string, "Password (use ${ENV_VAR}); never logged"),
+        AdapterOption("password_file", .string, "File holding the password"),
+        AdapterOption("keepalive", .integer, default: "30", "Keepalive in seconds (5–3600)"),
+        AdapterOption("tls", .object([
+            AdapterOption("ca_file", .string, "PEM file of trusted CAs (default: the system store)"),
+            AdapterOption("ca_path", .string, "Directory of trusted CAs"),
+            AdapterOption("cert_file", .string, "Client certificate (mutual TLS)"),
+            AdapterOption("key_file", .string, "Client key"),
+            AdapterOption("insecure_skip_verify", .boolean, default: "false", "Skip host name verification (development only)"),
+        ]), "TLS settings for mqtts://; TLS 1.2 minimum, verification on"),
+    ]
+
+    /// The source's options.
+    static let sourceOptions: [AdapterOption] = connectionOptions + [
+        AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every subscription template"),
+        AdapterOption("max_payload_bytes", .integer, default: "65536", "Larger payloads are dead-lettered before parsing"),
+        AdapterOption("max_batch", .integer, default: "1000", "Messages read before one group commit"),
+        AdapterOption("subscriptions", .objects([
+            AdapterOption("topic", .string, required: true, "Template with {chat} and {user} levels"),
+            AdapterOption("event", .choice(PayloadKind.allCases.map(\.rawValue)), required: true, "What the payloads are"),
+            AdapterOption("time_format", .choice(TimeFormat.allCases.map(\.rawValue)), default: "auto", "How times are read"),
+            AdapterOption("mapping", .object(["id", "from", "to", "body", "sent_at", "chat", "up_to", "read_at", "members", "state", "type", "user"]
+                .map { AdapterOption($0, .string, "JSON pointer to \($0)") }), "JSON pointers for payloads in another shape"),
+        ]), default: "Herald's layout", "What to subscribe to and how to read it"),
+    ]
+
+    /// The sink's options.
+    static let sinkOptions: [AdapterOption] = connectionOptions + [
+        AdapterOption("outputs", .strings, default: "all", "Output kinds to publish: notification, live_message, read_receipt, badge"),
+        AdapterOption("topics", .object(OutputKind.allCases.map { AdapterOption($0.rawValue, .string, "Topic template with {user}") }),
+                      "Topic template per output kind"),
+        AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every topic"),
+        AdapterOption("retain_badges", .boolean, default: "true", "Publish badges retained"),
+        AdapterOption("ack_timeout_s", .number, default: "10", "Seconds to wait for PUBACKs before retrying"),
+    ]
+}
