@@ -72,7 +72,7 @@ let package = Package(
         // Helpers for adapter and integration tests: a real broker, a publisher, temp dirs.
         .target(
             name: "HeraldTestKit",
-            dependencies: ["HeraldCore", "Mosquitto"],
+            dependencies: ["HeraldCore", "Mosquitto", .product(name: "MetricsTestKit", package: "swift-metrics")],
             swiftSettings: strict
         ),
         .executableTarget(
@@ -124,6 +124,7 @@ let package = Package(
         .testTarget(
             name: "MQTTAdapterTests",
             dependencies: ["MQTTAdapter", "HeraldCore", "HeraldTestKit"],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
         .testTarget(
@@ -132,6 +133,7 @@ let package = Package(
                 "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
+            exclude: ["Fixtures"],
             swiftSettings: strict
         ),
     ]

@@ -1,0 +1,39 @@
+import HeraldPluginAPI
+import Synchronization
+
+/// An ingest handle for conformance runs: keeps every committed record in memory and can be told to
+/// fail the next commits (as a full disk would), to check that an adapter then acknowledges nothing.
+public final class RecordingIngest: IngestHandle {
+    private let state = Mutex<(records: [SourceRecord], failures: Int, failed: Int)>(([], 0, 0))
+
+    /// Creates an empty recorder.
+    public init() {}
+
+    /// Commits (records) the batch, or throws if a failure was requested.
+    public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
+        let fail = state.withLock { state -> Bool in
+            guard state.failures > 0 else {
+                state.records += records
+                return false
+            }
+            state.failures -= 1
+            state.failed += 1
+            return true
+        }
+        if fail { throw IngestError("commit failed on purpose (conformance check)") }
+        var report = IngestReport()
+        for record in records {
+            if case .event = record.outcome { report.applied += 1 } else { report.deadLettered += 1 }
+        }
+        return report
+    }
+
+    /// Makes the next `count` commits fail.
+    public func failNextCommits(_ count: Int) { state.withLock { $0.failures = count } }
+
+    /// Commits that failed on purpose so far.
+    public var failedCommits: Int { state.withLock { $0.failed } }
+
+    /// Everything committed so far.
+    public var records: [SourceRecord] { state.withLock { $0.records } }
+}
