@@ -3,7 +3,7 @@ public import Logging
 /// A way outputs leave Herald (MQTT publish, webhook, …).
 ///
 /// Requirements:
-/// - `run(context:)` keeps the connection open until shutdown, reconnecting with ``Backoff``.
+/// - `run(context:)` keeps the connection open until shutdown, reconnecting with ``SinkContext/reconnect``.
 /// - `deliver(_:)` sends envelopes **in the order given** and returns how many of the leading
 ///   envelopes the far side has confirmed. The runtime deletes exactly those from the outbox and offers
 ///   the rest again later, so delivery is at least once and in order per user.
@@ -25,11 +25,14 @@ public struct SinkContext: Sendable {
     public var logger: Logger
     /// Fires once when the gateway starts shutting down.
     public var shutdown: ShutdownSignal
+    /// The runtime's reconnect policy.
+    public var reconnect: Backoff
 
     /// Creates a context.
-    public init(logger: Logger, shutdown: ShutdownSignal) {
+    public init(logger: Logger, shutdown: ShutdownSignal, reconnect: Backoff = Backoff(baseSeconds: 0.2, capSeconds: 30)) {
         self.logger = logger
         self.shutdown = shutdown
+        self.reconnect = reconnect
     }
 }
 

@@ -3,8 +3,9 @@ public import Logging
 /// A way events enter Herald (MQTT, WebSocket, REST polling, …).
 ///
 /// Requirements:
-/// - `run(context:)` keeps the adapter's connection(s) open, reconnecting with ``Backoff`` (exponential,
-///   full jitter) on failure, and commits what it receives through ``SourceContext/ingest``.
+/// - `run(context:)` keeps the adapter's connection(s) open, reconnecting on failure with the runtime's
+///   policy, ``SourceContext/reconnect`` (exponential backoff, full jitter), and commits what it receives
+///   through ``SourceContext/ingest``.
 /// - It acknowledges upstream only after ``IngestHandle/commit(_:)`` returned for those records.
 /// - Bad input is never dropped silently and never stops the adapter: it becomes a
 ///   ``SourceRecord/Outcome/rejected(_:)`` record.
@@ -33,15 +34,19 @@ public struct SourceContext: Sendable {
     public var clock: any WallClock
     /// Where the adapter reports whether its upstream connection is up (for readiness).
     public var health: SourceHealth
+    /// The runtime's reconnect policy; copy it, call `nextDelaySeconds()` after each failure and `reset()`
+    /// after a stable connection, so every adapter backs off the same way.
+    public var reconnect: Backoff
 
     /// Creates a context.
     public init(ingest: any IngestHandle, logger: Logger, metrics: SourceMetrics, shutdown: ShutdownSignal,
-                clock: any WallClock, health: SourceHealth? = nil) {
+                clock: any WallClock, health: SourceHealth? = nil, reconnect: Backoff = Backoff(baseSeconds: 0.2, capSeconds: 30)) {
         self.ingest = ingest
         self.logger = logger
         self.metrics = metrics
         self.shutdown = shutdown
         self.clock = clock
         self.health = health ?? SourceHealth(now: clock.now())
+        self.reconnect = reconnect
     }
 }

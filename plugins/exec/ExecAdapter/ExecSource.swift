@@ -34,7 +34,7 @@ private struct ExecLoop {
     var origin: String { "exec:\(source.configuration.command[0])" }
 
     func run() {
-        var backoff = Backoff(baseSeconds: 0.2, capSeconds: 30)
+        var backoff = context.reconnect
         while !context.shutdown.isTriggered {
             let started = ContinuousClock.now
             let reason = session()

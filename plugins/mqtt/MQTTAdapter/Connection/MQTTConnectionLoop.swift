@@ -38,6 +38,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private let logger: Logger
     private let metrics: SourceMetrics?
     private let maxBurst: Int
+    private let reconnect: Backoff
     private let current = Mutex<MosquittoClient?>(nil)
 
     // Loop-thread state.
@@ -46,7 +47,8 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private var stableSince: ContinuousClock.Instant?
 
     init(options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
-         metrics: SourceMetrics?, maxBurst: Int) {
+         metrics: SourceMetrics?, maxBurst: Int, reconnect: Backoff) {
+        self.reconnect = reconnect
         self.options = options
         self.filters = filters
         self.hooks = hooks
@@ -76,7 +78,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     }
 
     private func runOnCurrentThread() {
-        var backoff = Backoff(baseSeconds: 0.2, capSeconds: 30)
+        var backoff = reconnect
         while !shutdown.isTriggered {
             do {
                 try session()

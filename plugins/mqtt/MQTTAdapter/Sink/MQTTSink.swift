@@ -39,7 +39,7 @@ public final class MQTTSink: SinkAdapter {
                 if !isUp { tracker.abandon() }
             })
         let made = MQTTConnectionLoop(options: options, filters: [], hooks: hooks, shutdown: context.shutdown,
-                                      logger: context.logger, metrics: nil, maxBurst: 256)
+                                      logger: context.logger, metrics: nil, maxBurst: 256, reconnect: context.reconnect)
         loop.withLock { $0 = made }
         await made.run()
     }

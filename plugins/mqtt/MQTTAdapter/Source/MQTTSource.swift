@@ -44,7 +44,7 @@ public struct MQTTSource: SourceAdapter {
             "broker": "\(options.host):\(options.port)", "filters": "\(normaliser.filters.joined(separator: ", "))",
         ])
         let loop = MQTTConnectionLoop(options: options, filters: normaliser.filters, hooks: hooks, shutdown: context.shutdown,
-                                      logger: context.logger, metrics: metrics, maxBurst: maxBatch)
+                                      logger: context.logger, metrics: metrics, maxBurst: maxBatch, reconnect: context.reconnect)
         await loop.run()
         context.logger.info("MQTT source stopped.")
     }
