@@ -40,14 +40,22 @@ public struct AdminServer: Service {
         AdminRoutes(parts: parts, registry: registry, state: AdminState(parts: parts)).register(on: router)
         var logger = parts.logger
         logger[metadataKey: "component"] = "admin"
-        let application = Application(router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
-                                      logger: logger)
+        let tokenState = token == nil ? "none" : "required"
+        let application = Application(
+            router: router, configuration: .init(address: .hostname(host, port: port), serverName: "herald"),
+            onServerRunning: { [logger] _ in
+                logger.info("Admin API listening.", metadata: ["address": "\(host):\(port)", "token": "\(tokenState)"])
+            },
+            logger: logger)
         let tap = parts.tap
-        logger.info("Admin API listening.", metadata: ["address": "\(host):\(port)", "token": "\(token == nil ? "none" : "required")"])
-        try await withGracefulShutdownHandler {
-            try await application.run()
-        } onGracefulShutdown: {
-            tap.closeAll()
+        do {
+            try await withGracefulShutdownHandler {
+                try await application.run()
+            } onGracefulShutdown: {
+                tap.closeAll()
+            }
+        } catch {
+            throw AdminServerError(address: "\(host):\(port)", underlying: "\(error)")
         }
     }
 }
@@ -70,5 +78,18 @@ struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
         let a = Array(a.utf8), b = Array(b.utf8)
         guard a.count == b.count else { return false }
         return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
+    }
+}
+
+/// The admin API could not serve (most often: the address is taken).
+public struct AdminServerError: Error, CustomStringConvertible {
+    /// `host:port`.
+    public var address: String
+    /// What the server library said.
+    public var underlying: String
+
+    /// An actionable sentence.
+    public var description: String {
+        "the admin API cannot listen on \(address) (\(underlying)); is another Herald running? Change admin.listen or set admin.enabled: false"
     }
 }
