@@ -219,6 +219,11 @@ struct UnknownAdapterType: Error {
 
 extension CodingUserInfoKey {
     /// Where the decoder finds the adapter registry.
-    static let adapterRegistry = CodingUserInfoKey(rawValue: "herald.adapterRegistry")!
+    static let adapterRegistry: CodingUserInfoKey = {
+        guard let key = CodingUserInfoKey(rawValue: "herald.adapterRegistry") else {
+            preconditionFailure("CodingUserInfoKey(rawValue:) accepts every string")
+        }
+        return key
+    }()
 }
 
