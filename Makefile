@@ -39,7 +39,9 @@ run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then ru
 
 test: test-deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
 	$(SWIFT) build --build-tests
-	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build
+	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests
+	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
+	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
 
 bench: deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run.
 	$(SWIFT) build -c release --product herald

@@ -19,6 +19,6 @@ struct HeraldCommand: AsyncParsableCommand {
             """,
         version: version,
         subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self,
-                      AdaptersCommand.self],
+                      AdaptersCommand.self, NewAdapterCommand.self],
         defaultSubcommand: nil)
 }
