@@ -25,7 +25,10 @@ public final class HeraldProcess: Sendable {
 
     /// The `herald` binary: `$HERALD_BINARY`, else the package's debug build.
     public static var binary: String {
-        if let path = ProcessInfo.processInfo.environment["HERALD_BINARY"] { return path }
+        if let path = ProcessInfo.processInfo.environment["HERALD_BINARY"] {
+            // Absolute, so tests that change directory (the scaffold check) still find it.
+            return URL(fileURLWithPath: path, relativeTo: URL(fileURLWithPath: FileManager.default.currentDirectoryPath)).standardizedFileURL.path
+        }
         let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
         return root.appendingPathComponent(".build/debug/herald").path
     }
