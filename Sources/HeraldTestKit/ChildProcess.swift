@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPluginAPI
 import Synchronization
 
 #if canImport(Glibc)
@@ -7,9 +8,7 @@ import Glibc
 
 /// A child process started by a test, with stdout and stderr captured to a file.
 ///
-/// Spawned with `posix_spawn`, an empty signal mask and default signal dispositions, exactly as a
-/// shell would start it. (A test runner's threads may block signals; a child that inherits the
-/// mask — mosquitto restores it inside `epoll_pwait` — would never see SIGTERM.)
+/// Spawned with ``ProcessSpawn`` (an empty signal mask and default dispositions, as a shell would).
 public final class ChildProcess: Sendable {
     /// The process id.
     public let pid: pid_t
@@ -20,31 +19,17 @@ public final class ChildProcess: Sendable {
     /// Starts `executable` with `arguments`; output goes to `logPath`; stdin is /dev/null.
     public init(executable: String, arguments: [String], logPath: String, environment: [String: String]? = nil) throws {
         self.logPath = logPath
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var noSignals = sigset_t()
-        sigemptyset(&noSignals)
-        posix_spawnattr_setsigmask(&attributes, &noSignals)
-        var allSignals = sigset_t()
-        sigfillset(&allSignals)
-        posix_spawnattr_setsigdefault(&attributes, &allSignals)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
-        posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
-        posix_spawn_file_actions_adddup2(&actions, 1, 2)
-
         let environment = environment ?? ProcessInfo.processInfo.environment
-        let argv = ([executable] + arguments).map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawn(&child, executable, &actions, &attributes, argv, envp)
-        guard result == 0 else { throw TestKitError("cannot start \(executable): \(String(cString: strerror(result)))") }
+        let child: pid_t
+        do {
+            child = try ProcessSpawn.spawn([executable] + arguments, environment: environment) { actions in
+                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
+                posix_spawn_file_actions_adddup2(&actions, 1, 2)
+            }
+        } catch {
+            throw TestKitError(error.description)
+        }
         pid = child
     }
 
@@ -54,7 +39,7 @@ public final class ChildProcess: Sendable {
             guard status == nil else { return false }
             var raw: Int32 = 0
             guard waitpid(pid, &raw, WNOHANG) == pid else { return true }
-            status = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+            status = ProcessSpawn.exitStatus(raw)
             return false
         }
     }

@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPluginAPI
 
 #if canImport(Glibc)
 import Glibc
@@ -20,35 +21,21 @@ final class ExecChild {
     init(command: [String], environment: [String: String]) throws {
         var toChild: [Int32] = [0, 0], fromChild: [Int32] = [0, 0], errors: [Int32] = [0, 0]
         guard pipe(&toChild) == 0, pipe(&fromChild) == 0, pipe(&errors) == 0 else { throw SpawnError(description: "pipe() failed") }
-        var actions = posix_spawn_file_actions_t()
-        posix_spawn_file_actions_init(&actions)
-        defer { posix_spawn_file_actions_destroy(&actions) }
-        posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
-        posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
-        posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
-        for fd in toChild + fromChild + errors { posix_spawn_file_actions_addclose(&actions, fd) }
-        var attributes = posix_spawnattr_t()
-        posix_spawnattr_init(&attributes)
-        defer { posix_spawnattr_destroy(&attributes) }
-        var none = sigset_t()
-        sigemptyset(&none)
-        posix_spawnattr_setsigmask(&attributes, &none)
-        var all = sigset_t()
-        sigfillset(&all)
-        posix_spawnattr_setsigdefault(&attributes, &all)
-        posix_spawnattr_setflags(&attributes, Int16(POSIX_SPAWN_SETSIGMASK | POSIX_SPAWN_SETSIGDEF))
-        let argv = command.map { strdup($0) } + [nil]
-        let envp = environment.map { strdup("\($0.key)=\($0.value)") } + [nil]
-        defer { (argv + envp).forEach { free($0) } }
-        var child: pid_t = 0
-        let result = posix_spawnp(&child, command[0], &actions, &attributes, argv, envp)
+        let child: pid_t
+        do {
+            child = try ProcessSpawn.spawn(command, environment: environment) { actions in
+                posix_spawn_file_actions_adddup2(&actions, toChild[0], 0)
+                posix_spawn_file_actions_adddup2(&actions, fromChild[1], 1)
+                posix_spawn_file_actions_adddup2(&actions, errors[1], 2)
+                for fd in toChild + fromChild + errors { posix_spawn_file_actions_addclose(&actions, fd) }
+            }
+        } catch {
+            (toChild + fromChild + errors).forEach { close($0) }
+            throw SpawnError(description: error.description)
+        }
         close(toChild[0])
         close(fromChild[1])
         close(errors[1])
-        guard result == 0 else {
-            [toChild[1], fromChild[0], errors[0]].forEach { close($0) }
-            throw SpawnError(description: "cannot start \(command[0]): \(String(cString: strerror(result)))")
-        }
         pid = child
         stdin = toChild[1]
         stdout = fromChild[0]
@@ -76,7 +63,7 @@ final class ExecChild {
         if exitStatus != nil { return true }
         var raw: Int32 = 0
         guard waitpid(pid, &raw, WNOHANG) == pid else { return false }
-        exitStatus = (raw & 0x7F) == 0 ? (raw >> 8) & 0xFF : 128 + (raw & 0x7F)
+        exitStatus = ProcessSpawn.exitStatus(raw)
         return true
     }
 
