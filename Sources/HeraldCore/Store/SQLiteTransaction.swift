@@ -18,21 +18,20 @@ struct SQLiteTransaction: ChatTransaction {
         try flushUnreadIncrements()
         let rows = cache.outbox
         cache.outbox = []
+        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5,
+                           rows: rows.map { [$0.sink, $0.recipient, $0.kind, $0.payload, $0.createdAt] })
+    }
+
+    /// Inserts `rows` with multi-row statements of up to 64 rows (`sql` + placeholders + `suffix`).
+    private func insertInChunks(_ sql: String, columns: Int, suffix: String = "", rows: [[any DatabaseValueConvertible]]) throws {
+        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
         var index = 0
-        let chunk = 64
-        while rows.count - index >= chunk {
-            let sql = "INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES "
-                + Array(repeating: "(?,?,?,?,?)", count: chunk).joined(separator: ",")
+        while index < rows.count {
+            let chunk = min(64, rows.count - index)
             var arguments = StatementArguments()
-            for row in rows[index..<(index + chunk)] {
-                arguments += [row.sink, row.recipient, row.kind, row.payload, row.createdAt]
-            }
-            try db.cachedStatement(sql: sql).execute(arguments: arguments)
+            for row in rows[index..<(index + chunk)] { arguments += StatementArguments(row) }
+            try run(sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix, arguments)
             index += chunk
-        }
-        for row in rows[index...] {
-            try run("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES (?,?,?,?,?)",
-                    [row.sink, row.recipient, row.kind, row.payload, row.createdAt])
         }
     }
 
@@ -144,18 +143,12 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     private func flushUnreadIncrements() throws {
-        let pairs = cache.unreadIncrements.flatMap { user, chats in chats.map { (user, $0.key, $0.value) } }
-        cache.unreadIncrements = [:]
-        var index = 0
-        while index < pairs.count {
-            let chunk = min(64, pairs.count - index)
-            let sql = "INSERT INTO unread(user, chat, count) VALUES " + Array(repeating: "(?,?,?)", count: chunk).joined(separator: ",")
-                + " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count"
-            var arguments = StatementArguments()
-            for (user, chat, count) in pairs[index..<(index + chunk)] { arguments += [user.rawValue, chat.rawValue, count] }
-            try db.cachedStatement(sql: sql).execute(arguments: arguments)
-            index += chunk
+        let rows = cache.unreadIncrements.flatMap { user, chats in
+            chats.map { [user.rawValue, $0.key.rawValue, $0.value] as [any DatabaseValueConvertible] }
         }
+        cache.unreadIncrements = [:]
+        try insertInChunks("INSERT INTO unread(user, chat, count) VALUES ", columns: 3,
+                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", rows: rows)
     }
 
     func setUnread(user: UserID, chat: ChatID, count: Int) throws {
