@@ -58,7 +58,10 @@ final class PrintingIngest: IngestHandle {
         self.shutdown = shutdown
     }
 
-    func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
+    /// A preview stores nothing, so a source starts from the upstream's current position.
+    func checkpoint(source: String, key: String) throws(IngestError) -> String? { nil }
+
+    func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport {
         var report = IngestReport()
         for record in records {
             switch record.outcome {

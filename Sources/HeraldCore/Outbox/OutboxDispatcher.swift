@@ -18,10 +18,14 @@ public final class OutboxDispatcher: Service {
     let drainTimeout: Duration
     let deliveredTotal: Counter
     let failedTotal: Counter
+    let deadLetteredTotal: Counter
+    let clock: any WallClock
 
     /// Creates a dispatcher for `sink`.
     public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
-                metrics: any MetricsFactory, batchSize: Int = 256, drainTimeout: Duration = .seconds(5)) {
+                metrics: any MetricsFactory, clock: any WallClock = SystemClock(), batchSize: Int = 256,
+                drainTimeout: Duration = .seconds(5)) {
+        self.clock = clock
         self.sink = sink
         self.store = store
         self.subscription = signal.subscribe()
@@ -31,6 +35,7 @@ public final class OutboxDispatcher: Service {
         let dimensions = [("sink", sink.name)]
         deliveredTotal = Counter(label: "herald_sink_delivered_total", dimensions: dimensions, factory: metrics)
         failedTotal = Counter(label: "herald_sink_failed_total", dimensions: dimensions, factory: metrics)
+        deadLetteredTotal = Counter(label: "herald_sink_dead_lettered_total", dimensions: dimensions, factory: metrics)
     }
 
     /// Delivers until graceful shutdown, then drains.
@@ -75,24 +80,45 @@ public final class OutboxDispatcher: Service {
                 await subscription.wait(timeout: .seconds(1))
                 continue
             }
-            do {
+            var failure: SinkError
+            do throws(SinkError) {
                 let count = try await sink.deliver(batch)
                 if count > 0 { delivered = batch[count - 1].sequence }
                 deliveredTotal.increment(by: count)
-                if ContinuousClock.now - lastPurge > .milliseconds(250) { try purge() }
-                if count == batch.count { backoff.reset(); continue }
-                throw SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed")
-            } catch let error as SinkError {
-                failedTotal.increment()
-                try purge()
-                try store.recordFailedAttempt(sink: sink.name, sequences: [batch[0].sequence])
-                let delay = error.retryAfterSeconds ?? backoff.nextDelaySeconds()
-                logger.warning("Sink delivery failed; retrying.", metadata: [
-                    "sink": "\(sink.name)", "error": "\(error)", "retry_in_s": "\(String(format: "%.2f", delay))",
-                ])
-                if drainDeadline != nil { return }
-                await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
+                failure = SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed", confirmed: count)
+            } catch {
+                let confirmed = min(max(error.confirmed, 0), batch.count)
+                if confirmed > 0 { delivered = batch[confirmed - 1].sequence }
+                deliveredTotal.increment(by: confirmed)
+                failure = error
+                failure.confirmed = confirmed
             }
+            guard failure.confirmed < batch.count else {
+                backoff.reset()
+                if ContinuousClock.now - lastPurge > .milliseconds(250) { try purge() }
+                continue
+            }
+            let head = batch[failure.confirmed]
+            try purge()
+            if failure.undeliverable {
+                try store.deadLetterOutput(head, sink: sink.name, rejection: Rejection(.undeliverable, failure.description), at: clock.now())
+                delivered = head.sequence
+                purged = max(purged, delivered)
+                deadLetteredTotal.increment()
+                logger.error("Output dead-lettered: the sink cannot deliver it.", metadata: [
+                    "sink": "\(sink.name)", "sequence": "\(head.sequence)", "kind": "\(head.kind.rawValue)",
+                    "recipient": "\(head.recipient)", "error": "\(failure)", "attempts": "\(head.attempts + 1)",
+                ])
+                continue
+            }
+            failedTotal.increment()
+            try store.recordFailedAttempt(sink: sink.name, sequences: [head.sequence])
+            let delay = failure.retryAfterSeconds ?? backoff.nextDelaySeconds()
+            logger.warning("Sink delivery failed; retrying.", metadata: [
+                "sink": "\(sink.name)", "error": "\(failure)", "retry_in_s": "\(String(format: "%.2f", delay))",
+            ])
+            if drainDeadline != nil { return }
+            await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
         }
     }
 }

@@ -37,9 +37,9 @@ public final class EventRouter: IngestHandle {
         self.rejectionLog = RateLimitedLog(intervalMilliseconds: 10_000)
     }
 
-    /// Applies `records` in order in one transaction.
-    public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
-        guard !records.isEmpty else { return IngestReport() }
+    /// Applies `records` in order and stores `checkpoints`, in one transaction.
+    public func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport {
+        guard !records.isEmpty || !checkpoints.isEmpty else { return IngestReport() }
         let started = ContinuousClock.now
         let tapping = tap?.isActive == true
         var tapped: [TailRecord] = []
@@ -67,6 +67,10 @@ public final class EventRouter: IngestHandle {
                         report.deadLettered += 1
                     }
                 }
+                if !checkpoints.isEmpty {
+                    let now = clock.now()
+                    for checkpoint in checkpoints { try tx.saveCheckpoint(checkpoint, at: now) }
+                }
                 return report
             }
         } catch {
@@ -86,6 +90,15 @@ public final class EventRouter: IngestHandle {
         logRejections(records)
         if report.outputs > 0 { signal.notify() }
         return report
+    }
+
+    /// A source's committed checkpoint.
+    public func checkpoint(source: String, key: String) throws(IngestError) -> String? {
+        do {
+            return try store.checkpoint(source: source, key: key)
+        } catch {
+            throw IngestError("reading checkpoint \(source)/\(key) failed: \(error)")
+        }
     }
 
     /// Applies one event. Returns whether it changed the model and the outputs it produced.

@@ -46,7 +46,7 @@ public struct Gateway: Sendable {
             let sinkLogger = logger.with("sink", sink.name)
             services.append(.init(service: AdapterService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
             services.append(.init(service: OutboxDispatcher(
-                sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics,
+                sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics, clock: clock,
                 batchSize: configuration.outbox.batchSize,
                 drainTimeout: .milliseconds(Int64(configuration.outbox.drainTimeoutSeconds * 1000)))))
         }

@@ -44,6 +44,10 @@ public protocol ChatStore: Sendable {
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter]
     /// Summary counts for tests, status and benchmarks.
     func statistics() throws -> StoreStatistics
+    /// A source's committed checkpoint, or `nil`.
+    func checkpoint(source: String, key: String) throws -> String?
+    /// Moves an undeliverable output from `sink`'s outbox to the dead-letter queue, in one transaction.
+    func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws
 }
 
 /// The domain primitives the router composes inside one transaction.
@@ -92,6 +96,8 @@ public protocol ChatTransaction {
     func enqueue(_ output: Output, sinks: [String], at time: Timestamp) throws
     /// Stores a rejected input.
     func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws
+    /// Stores (or, for a `nil` value, removes) a source checkpoint.
+    func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws
     /// Marks a dead-lettered input as replayed successfully.
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws
 }

@@ -64,6 +64,28 @@ extension SQLiteChatStore {
 }
 
 extension SQLiteChatStore {
+    /// A source's committed checkpoint.
+    public func checkpoint(source: String, key: String) throws -> String? {
+        try pool.read { db in
+            try String.fetchOne(db, sql: "SELECT value FROM source_checkpoints WHERE source = ? AND key = ?", arguments: [source, key])
+        }
+    }
+
+    /// Moves an undeliverable output to the dead-letter queue: adapter is the sink, origin names the
+    /// recipient and kind, raw is the output's JSON.
+    public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
+        try pool.write { db in
+            try db.execute(sql: """
+                INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
+                """, arguments: [sink, "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)",
+                                 rejection.reason.rawValue, rejection.detail, Data(envelope.payload), envelope.payload.count,
+                                 time.milliseconds])
+            try db.execute(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?", arguments: [envelope.sequence, sink])
+        }
+    }
+}
+
+extension SQLiteChatStore {
     /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty.
     public func oldestOutputAge(now: Timestamp) throws -> Int64? {
         try pool.read { db in

@@ -45,6 +45,15 @@ extension SQLiteChatStore {
                     received_at INTEGER NOT NULL, replayed_at INTEGER);
                 """)
         }
+        migrator.registerMigration("v2-source-checkpoints") { db in
+            try db.execute(sql: """
+                -- Positions of sources that resume (stream event ids, page cursors, ETags), written in the
+                -- same transaction as the events they cover.
+                CREATE TABLE source_checkpoints(
+                    source TEXT NOT NULL, key TEXT NOT NULL, value TEXT NOT NULL, updated_at INTEGER NOT NULL,
+                    PRIMARY KEY (source, key)) WITHOUT ROWID;
+                """)
+        }
         return migrator
     }
 }

@@ -234,6 +234,15 @@ struct SQLiteTransaction: ChatTransaction {
                   provenance.rawSize, provenance.receivedAt.milliseconds])
     }
 
+    func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {
+        if let value = checkpoint.value {
+            try run("INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)",
+                    [checkpoint.source, checkpoint.key, value, time.milliseconds])
+        } else {
+            try run("DELETE FROM source_checkpoints WHERE source = ? AND key = ?", [checkpoint.source, checkpoint.key])
+        }
+    }
+
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
         try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", [time.milliseconds, id])
     }

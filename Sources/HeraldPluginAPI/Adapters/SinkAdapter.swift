@@ -7,7 +7,10 @@ public import Logging
 /// - `deliver(_:)` sends envelopes **in the order given** and returns how many of the leading
 ///   envelopes the far side has confirmed. The runtime deletes exactly those from the outbox and offers
 ///   the rest again later, so delivery is at least once and in order per user.
-/// - When the far side is unreachable, `deliver` throws ``SinkError`` quickly instead of waiting.
+/// - When the far side is unreachable, `deliver` throws ``SinkError`` quickly instead of waiting, saying
+///   how many envelopes it delivered first (``SinkError/confirmed``).
+/// - An envelope that can never be delivered is reported with ``SinkError/undeliverable``; the runtime
+///   dead-letters it. ``OutboxEnvelope/attempts`` tells a sink how often delivery failed before.
 public protocol SinkAdapter: Sendable {
     /// The configured instance name (unique among sinks).
     var name: String { get }
@@ -68,16 +71,25 @@ public struct OutboxEnvelope: Sendable, Hashable {
     }
 }
 
-/// A delivery attempt failed; the runtime retries with jittered backoff.
+/// A delivery attempt failed part-way. The runtime keeps the first `confirmed` envelopes as delivered
+/// and then either retries the next one with jittered backoff (or after `retryAfterSeconds`), or, when
+/// `undeliverable` is set, moves that one envelope to the dead-letter queue and goes on with the rest.
 public struct SinkError: Error, Sendable, CustomStringConvertible {
     /// What went wrong.
     public var description: String
     /// A delay the far side asked for (e.g. HTTP `Retry-After`), overriding the backoff.
     public var retryAfterSeconds: Double?
+    /// How many leading envelopes of the batch were delivered before the failure.
+    public var confirmed: Int
+    /// The envelope after the confirmed ones can never be delivered (attempts exhausted, endpoint
+    /// gone): dead-letter it instead of retrying.
+    public var undeliverable: Bool
 
     /// Creates the error.
-    public init(_ description: String, retryAfterSeconds: Double? = nil) {
+    public init(_ description: String, retryAfterSeconds: Double? = nil, confirmed: Int = 0, undeliverable: Bool = false) {
         self.description = description
         self.retryAfterSeconds = retryAfterSeconds
+        self.confirmed = confirmed
+        self.undeliverable = undeliverable
     }
 }

@@ -54,9 +54,24 @@ public struct IngestError: Error, Sendable, CustomStringConvertible {
 /// - Acknowledge upstream only **after** `commit` returns: then every record is in the store or the
 ///   dead-letter queue. If it throws, acknowledge nothing; the upstream must redeliver.
 /// - Keep batches bounded (hundreds to a few thousand records).
+/// - A source that resumes by position (stream event ids, page cursors) passes the new position as a
+///   ``SourceCheckpoint`` with the records it covers, and reads it back with ``checkpoint(source:key:)``
+///   when it (re)connects.
 /// - `commit` blocks the calling thread until the transaction is durable. Call it from the adapter's
-///   own thread, or from a task that may block.
+///   own thread, or through ``AsyncIngest`` from async code.
+///
+/// Requirements for implementations: records and checkpoints commit together or not at all; a batch
+/// with no records but checkpoints still stores the checkpoints.
 public protocol IngestHandle: Sendable {
-    /// Applies `records` in order in one transaction.
-    func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport
+    /// Applies `records` in order and stores `checkpoints`, in one transaction.
+    func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport
+    /// The committed value of a checkpoint, or `nil` if none was stored.
+    func checkpoint(source: String, key: String) throws(IngestError) -> String?
+}
+
+extension IngestHandle {
+    /// Applies `records` in order in one transaction (no checkpoint).
+    public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
+        try commit(records, checkpoints: [])
+    }
 }

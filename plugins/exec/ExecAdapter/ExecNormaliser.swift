@@ -21,9 +21,7 @@ public struct ExecNormaliser: ReplayNormaliser {
         guard let event = members["event"] else {
             return (sequence, rejected(Rejection(.missingField, "line has no \"event\""), provenance, line))
         }
-        var bindings = PayloadBindings()
-        if case .string(let user)? = event.value(at: "/user") { bindings.user = UserID(user) }
-        switch decoder.decode(document: event, as: .fromPayload, bindings: bindings, receivedAt: receivedAt) {
+        switch decoder.decodeFeedEvent(document: event, receivedAt: receivedAt) {
         case .success(let chatEvent): return (sequence, SourceRecord(provenance: provenance, outcome: .event(chatEvent), raw: []))
         case .failure(let rejection): return (sequence, rejected(rejection, provenance, line))
         }
