@@ -28,6 +28,11 @@ let package = Package(
         .package(url: "https://github.com/hummingbird-project/hummingbird", from: "2.28.1"),
         .package(url: "https://github.com/swift-server/swift-prometheus", from: "2.4.1"),
         .package(url: "https://github.com/swift-server/async-http-client", from: "1.37.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.101.3"),
+        .package(url: "https://github.com/apple/swift-nio-ssl", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
+        .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
     ],
     targets: [
         // Pure value types: identifiers, events, outputs. No dependencies.
@@ -66,7 +71,7 @@ let package = Package(
         // The one explicit list of built-in adapters.
         .target(
             name: "HeraldAdapters",
-            dependencies: ["HeraldPluginAPI", "MQTTAdapter", "ExecAdapter"],
+            dependencies: ["HeraldPluginAPI", "MQTTAdapter", "ExecAdapter", "RESTAdapter", "WebSocketAdapter"],
             swiftSettings: strict
         ),
         // Helpers for adapter and integration tests: a real broker, a publisher, temp dirs.
@@ -112,6 +117,49 @@ let package = Package(
 
         // plugins/exec: a long-lived child process speaking JSON lines with acks.
         .target(name: "ExecAdapter", dependencies: ["HeraldPluginAPI"], path: "plugins/exec/ExecAdapter", swiftSettings: strict),
+
+        // plugins/common: TLS, auth headers, Retry-After and key pinning shared by the HTTP-based families.
+        .target(
+            name: "NetworkAdapterSupport",
+            dependencies: [
+                "HeraldPluginAPI",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOTLS", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "plugins/common/NetworkAdapterSupport",
+            swiftSettings: strict
+        ),
+        // plugins/rest: the polling source and the signed webhook sink.
+        .target(
+            name: "RESTAdapter",
+            dependencies: [
+                "HeraldPluginAPI", "NetworkAdapterSupport",
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            path: "plugins/rest/RESTAdapter",
+            swiftSettings: strict
+        ),
+        // plugins/websocket: the ws:// and wss:// stream source.
+        .target(
+            name: "WebSocketAdapter",
+            dependencies: [
+                "HeraldPluginAPI", "NetworkAdapterSupport",
+                .product(name: "WSClient", package: "swift-websocket"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "plugins/websocket/WebSocketAdapter",
+            swiftSettings: strict
+        ),
 
         .testTarget(
             name: "HeraldCoreTests",

@@ -1,6 +1,8 @@
 public import HeraldPluginAPI
 import ExecAdapter
 import MQTTAdapter
+import RESTAdapter
+import WebSocketAdapter
 
 /// The one explicit list of adapters compiled into `herald`. Add a new family here.
 public enum BuiltinAdapters {
@@ -9,6 +11,9 @@ public enum BuiltinAdapters {
         AdapterRegistry()
             .with(source: MQTTAdapters.source)
             .with(source: ExecAdapters.source)
+            .with(source: RESTAdapters.source)
+            .with(source: WebSocketAdapters.source)
             .with(sink: MQTTAdapters.sink)
+            .with(sink: RESTAdapters.webhook)
     }
 }

@@ -59,3 +59,13 @@ public struct AdapterOption: Sendable {
         }
     }
 }
+
+extension AdapterOption {
+    /// The `mapping` block every JSON-carrying source offers (see ``FieldMapping``).
+    public static let fieldMapping = AdapterOption(
+        "mapping", .object(["id", "from", "to", "body", "sent_at", "chat", "up_to", "read_at", "members", "state", "type", "user"]
+            .map { AdapterOption($0, .string, "JSON pointer to \($0)") }), "JSON pointers for payloads in another shape")
+    /// The `time_format` option.
+    public static let timeFormat = AdapterOption("time_format", .choice(TimeFormat.allCases.map(\.rawValue)), default: "auto",
+                                                 "How times are read")
+}

@@ -26,9 +26,8 @@ extension MQTTAdapters {
         AdapterOption("subscriptions", .objects([
             AdapterOption("topic", .string, required: true, "Template with {chat} and {user} levels"),
             AdapterOption("event", .choice(PayloadKind.allCases.map(\.rawValue)), required: true, "What the payloads are"),
-            AdapterOption("time_format", .choice(TimeFormat.allCases.map(\.rawValue)), default: "auto", "How times are read"),
-            AdapterOption("mapping", .object(["id", "from", "to", "body", "sent_at", "chat", "up_to", "read_at", "members", "state", "type", "user"]
-                .map { AdapterOption($0, .string, "JSON pointer to \($0)") }), "JSON pointers for payloads in another shape"),
+            .timeFormat,
+            .fieldMapping,
         ]), default: "Herald's layout", "What to subscribe to and how to read it"),
     ]
 

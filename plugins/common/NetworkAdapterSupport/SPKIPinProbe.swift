@@ -1,0 +1,78 @@
+public import NIOCore
+import NIOPosix
+import NIOTLS
+public import NIOSSL
+import Synchronization
+
+/// Checks a server's public key against SHA-256 pins on a probe connection: a full TLS handshake with
+/// the normal verification, then the leaf certificate's key is compared with the pins. The HTTP and
+/// WebSocket libraries take only a `TLSConfiguration`, so adapters probe before each connection they
+/// open (each WebSocket connect, each REST poll cycle) and refuse to go on when the key is not pinned.
+public enum SPKIPinProbe {
+    /// Connects to `host:port`, verifies as `configuration` says, and checks the leaf key against `pins`.
+    /// - Throws: ``PinMismatch`` when the key is not pinned, or the connection/handshake error.
+    public static func verify(host: String, port: Int, serverName: String?, configuration: TLSConfiguration,
+                              pins: [SPKIPin], timeout: TimeAmount = .seconds(10)) async throws {
+        let context = try NIOSSLContext(configuration: configuration)
+        let group = MultiThreadedEventLoopGroup.singleton
+        let handshake = group.any().makePromise(of: Void.self)
+        let bootstrap = ClientBootstrap(group: group)
+            .connectTimeout(timeout)
+            .channelInitializer { channel in
+                channel.eventLoop.makeCompletedFuture {
+                    let tls = try NIOSSLClientHandler(context: context, serverHostname: serverName ?? (isIPAddress(host) ? nil : host))
+                    try channel.pipeline.syncOperations.addHandler(tls)
+                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: handshake))
+                }
+            }
+        let channel = try await bootstrap.connect(host: host, port: port).get()
+        defer { channel.close(promise: nil) }
+        let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
+        defer { timer.cancel() }
+        try await handshake.futureResult.get()
+        guard let leaf = try await channel.nioSSL_peerCertificate().get() else { throw PinMismatch(presented: "no certificate") }
+        let presented = try SPKIPin(certificate: leaf)
+        guard pins.contains(presented) else { throw PinMismatch(presented: presented.description) }
+    }
+
+    static func isIPAddress(_ host: String) -> Bool {
+        (try? SocketAddress(ipAddress: host, port: 0)) != nil
+    }
+}
+
+/// The server's key matches none of the configured pins.
+public struct PinMismatch: Error, Sendable, CustomStringConvertible {
+    /// The pin of the key the server presented.
+    public var presented: String
+    /// A sentence for the log.
+    public var description: String { "server public key \(presented) matches no configured pin" }
+}
+
+/// Completes a promise (once) when the TLS handshake finishes or fails.
+private final class HandshakeWatcher: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let promise: EventLoopPromise<Void>
+    private let completed = Mutex(false)
+
+    init(promise: EventLoopPromise<Void>) { self.promise = promise }
+
+    private func complete(_ result: Result<Void, any Error>) {
+        guard completed.withLock({ done in defer { done = true }; return !done }) else { return }
+        promise.completeWith(result)
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { complete(.success(())) }
+        context.fireUserInboundEventTriggered(event)
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        complete(.failure(error))
+        context.close(promise: nil)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        complete(.failure(ChannelError.inputClosed))
+        context.fireChannelInactive()
+    }
+}
