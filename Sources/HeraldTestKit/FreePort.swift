@@ -63,7 +63,17 @@ extension Loopback {
 
     /// A minimal HTTP/1.1 GET (Connection: close); returns the body.
     public static func get(port: Int, path: String) throws -> String {
-        let fd = try connectAndSend(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+        try exchange(port: port, request: "GET \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n\r\n")
+    }
+
+    /// A minimal HTTP/1.1 POST of a JSON body (Connection: close); returns the response body.
+    public static func post(port: Int, path: String, json: String) throws -> String {
+        try exchange(port: port, request: "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nConnection: close\r\n"
+                        + "Content-Type: application/json\r\nContent-Length: \(json.utf8.count)\r\n\r\n\(json)")
+    }
+
+    private static func exchange(port: Int, request: String) throws -> String {
+        let fd = try connectAndSend(port: port, request: request)
         defer { close(fd) }
         var response: [UInt8] = []
         var chunk = [UInt8](repeating: 0, count: 65536)

@@ -11,6 +11,8 @@ public struct TestCertificates: Sendable {
     public let serverCertFile: String
     /// The server key.
     public let serverKeyFile: String
+    /// The CA's private key (to sign more certificates in a test).
+    public let caKeyFile: String
 
     /// Generates everything in `directory`.
     public init(in directory: TemporaryDirectory) async throws {
@@ -18,6 +20,7 @@ public struct TestCertificates: Sendable {
         otherCAFile = directory.path("other-ca.pem")
         serverCertFile = directory.path("server.pem")
         serverKeyFile = directory.path("server.key")
+        caKeyFile = directory.path("ca.key")
         let csr = directory.path("server.csr")
         let extensions = try directory.write("server.ext", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
         let steps: [[String]] = [
