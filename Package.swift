@@ -178,7 +178,7 @@ let package = Package(
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
-                "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald",
+                "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Fixtures"],
