@@ -12,7 +12,8 @@ The control port (plain HTTP, JSON) changes behaviour while it runs and reports 
   POST /append {"events":[...]}                 events to serve
   POST /faults {"faults":[{"status":429,"retry_after":"1"}, {"garbage":true}, ...]}   next REST answers
   POST /hook_responses {"responses":[{"status":503,"retry_after":"1"}, {"status":410}]}
-  POST /ws {"ignore_pings":true, "drop_after":N, "raw":[{"size":N} | {"bad_utf8":true}]}
+  POST /ws {"ignore_pings":true, "drop_after":N, "hold_at":N|null, "drop_now":true, "raw":[{"size":N} | {"bad_utf8":true}]}
+           hold_at: send events only up to that count; drop_now: cut every open connection (no close frame)
   GET  /log  -> {"requests":[...], "hooks":[...], "connections":[...], "events":N}
 
 Also: --expired-cert DIR --ca-cert F --ca-key F writes DIR/expired.pem/.key, a localhost certificate
@@ -49,6 +50,8 @@ class State:
         self.connections = []
         self.ignore_pings = False
         self.drop_after = None
+        self.hold_at = None
+        self.generation = 0
         self.raw = []
 
     def snapshot(self):
@@ -266,11 +269,17 @@ class WSHandler(socketserver.BaseRequestHandler):
         threading.Thread(target=reader, daemon=True).start()
         sent = since
         on_this_connection = 0
+        with STATE.lock:
+            generation = STATE.generation
         try:
             while not closed.is_set():
                 with STATE.lock:
+                    if STATE.generation != generation:
+                        sock.shutdown(socket.SHUT_RDWR)
+                        break
                     raw = STATE.raw.pop(0) if STATE.raw else None
-                    pending = STATE.events[sent:sent + 2000]
+                    limit = len(STATE.events) if STATE.hold_at is None else min(STATE.hold_at, len(STATE.events))
+                    pending = STATE.events[sent:min(sent + 2000, limit)] if sent < limit else []
                     drop_after = STATE.drop_after
                     if not pending and raw is None:
                         STATE.lock.wait(0.05)
@@ -340,6 +349,9 @@ class ControlHandler(BaseHTTPRequestHandler):
             elif self.path == "/ws":
                 STATE.ignore_pings = body.get("ignore_pings", STATE.ignore_pings)
                 STATE.drop_after = body.get("drop_after", STATE.drop_after)
+                STATE.hold_at = body.get("hold_at", STATE.hold_at)
+                if body.get("drop_now"):
+                    STATE.generation += 1
                 STATE.raw.extend(body.get("raw", []))
             STATE.lock.notify_all()
         self.answer({"ok": True})
