@@ -97,4 +97,33 @@ struct RESTSourceTests {
         #expect(letters.first?.rejection.detail.contains("HTTP 200 from http://127.0.0.1:\(server.port)/events") == true)
         #expect(world.logs.contains("Poll failed; retrying."))
     }
+
+    @Test("https: the trusted, pinned server is polled; an untrusted one is refused with a clear reason")
+    func https() async throws {
+        let world = try UpstreamWorld(prefix: "herald-rest-tls")
+        let certificates = try await TestCertificates(in: world.directory)
+        let tls = (certificates.serverCertFile, certificates.serverKeyFile)
+        let good = try await ChatServer(.rest, in: world.directory, tls: tls)
+        let untrusted = try await ChatServer(.rest, in: world.directory, tls: tls)
+        try good.append(FeedEvents.conversation(3))
+        try untrusted.append(FeedEvents.conversation(3, chat: "c2"))
+        let pin = try await WebSocketTLSTests.pin(of: certificates.serverCertFile, in: world.directory)
+        func source(_ name: String, _ server: ChatServer, tls: String) -> String {
+            """
+              - name: \(name)
+                type: rest
+                tls: \(tls)
+                endpoints:
+                  - {name: events, url: "https://localhost:\(server.port)/events", interval_s: 0.2, cursor: {from: field, pointer: /next_cursor}}
+
+            """
+        }
+        try world.configure("sources:\n" + source("good", good, tls: "{ca_file: \(certificates.caFile), pins: [\"\(pin)\"]}")
+                            + source("untrusted", untrusted, tls: "{ca_file: \(certificates.otherCAFile)}"))
+        try world.start()
+        try await world.waitForMessages(3)
+        try await world.waitForLog("not signed by a trusted CA (trusting CA file \(certificates.otherCAFile))")
+        #expect(try untrusted.log("requests").isEmpty)
+        #expect(try world.store().statistics().messages == 3)
+    }
 }

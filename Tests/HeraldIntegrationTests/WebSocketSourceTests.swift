@@ -129,3 +129,63 @@ struct WebSocketSourceTests {
         #expect(reasons == [.oversize, .invalidUTF8])
     }
 }
+
+/// Certificate and protocol checks of the WebSocket source: every bad server is refused with a clear
+/// log line, and nothing it sends is stored; the good server (pinned) works in the same gateway.
+@Suite("WebSocket TLS refusals")
+struct WebSocketTLSTests {
+    /// `sha256/<base64>` of a certificate's public key, computed with openssl.
+    static func pin(of certificate: String, in directory: TemporaryDirectory) async throws -> String {
+        let child = try ChildProcess(executable: "/bin/sh", arguments: ["-c",
+            "openssl x509 -in \(certificate) -pubkey -noout | openssl pkey -pubin -outform der | openssl dgst -sha256 -binary | base64"],
+            logPath: directory.path("pin.log"))
+        guard try await child.waitForExit() == 0 else { throw TestKitError("pin: \(child.output)") }
+        return "sha256/" + child.output.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    @Test("wrong CA, wrong host name, expired certificate, TLS 1.1-only server and pin mismatch are all refused")
+    func refusals() async throws {
+        let world = try UpstreamWorld(prefix: "herald-ws-tls")
+        let certificates = try await TestCertificates(in: world.directory)
+        let good = (certificates.serverCertFile, certificates.serverKeyFile)
+        let expired = try await ChatServer.makeExpiredCertificate(in: world.directory, ca: certificates)
+        let servers: [String: ChatServer] = [
+            "good": try await ChatServer(.ws, in: world.directory, tls: good),
+            "wrong_ca": try await ChatServer(.ws, in: world.directory, tls: good),
+            "wrong_host": try await ChatServer(.ws, in: world.directory, tls: good),
+            "expired": try await ChatServer(.ws, in: world.directory, tls: expired),
+            "tls11": try await ChatServer(.ws, in: world.directory, tls: good, maxTLS: "1.1"),
+            "pin_mismatch": try await ChatServer(.ws, in: world.directory, tls: good),
+        ]
+        for server in servers.values { try server.append(FeedEvents.conversation(2, chat: "c-\(server.port)")) }
+        let pin = try await Self.pin(of: certificates.serverCertFile, in: world.directory)
+        let wrongPin = "sha256/" + Data(repeating: 7, count: 32).base64EncodedString()
+        func source(_ name: String, tls: String, host: String = "localhost") -> String {
+            "  - name: \(name)\n    type: websocket\n    url: wss://\(host):\(servers[name]!.port)/events\n    tls: \(tls)\n"
+        }
+        let ca = certificates.caFile
+        try world.configure("sources:\n"
+            + source("good", tls: "{ca_file: \(ca), pins: [\"\(pin)\"]}")
+            + source("wrong_ca", tls: "{ca_file: \(certificates.otherCAFile)}")
+            + source("wrong_host", tls: "{ca_file: \(ca), server_name: wrong.example}", host: "127.0.0.1")
+            + source("expired", tls: "{ca_file: \(ca)}")
+            + source("tls11", tls: "{ca_file: \(ca)}")
+            + source("pin_mismatch", tls: "{ca_file: \(ca), pins: [\"\(wrongPin)\"]}"))
+        try world.start()
+        try await world.waitForMessages(2)
+        for name in ["wrong_ca", "wrong_host", "expired", "tls11", "pin_mismatch"] {
+            try await world.waitForLog("source=\(name) url=wss://", count: 2)
+        }
+        let lines = world.logs.split(separator: "\n")
+        func failure(_ name: String) -> String { lines.first { $0.contains("source=\(name) ") && $0.contains("failed") }.map(String.init) ?? "" }
+        #expect(failure("wrong_ca").contains("not signed by a trusted CA"), "\(failure("wrong_ca"))")
+        #expect(failure("wrong_host").contains("Couldn't find wrong.example in certificate"), "\(failure("wrong_host"))")
+        #expect(failure("expired").contains("the server certificate expired at"), "\(failure("expired"))")
+        #expect(failure("tls11").contains("PROTOCOL_VERSION"), "\(failure("tls11"))")
+        #expect(failure("pin_mismatch").contains("matches no configured pin"), "\(failure("pin_mismatch"))")
+        for name in ["wrong_ca", "wrong_host", "expired", "tls11", "pin_mismatch"] {
+            #expect(try servers[name]!.log("connections").allSatisfy { $0["path"] == nil }, "\(name) got a WebSocket session")
+        }
+        #expect(try world.store().statistics().messages == 2, "only the good server's messages")
+    }
+}

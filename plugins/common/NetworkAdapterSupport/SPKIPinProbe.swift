@@ -1,18 +1,44 @@
+import Foundation
 public import NIOCore
 import NIOPosix
 import NIOTLS
 public import NIOSSL
 import Synchronization
 
-/// Checks a server's public key against SHA-256 pins on a probe connection: a full TLS handshake with
-/// the normal verification, then the leaf certificate's key is compared with the pins. The HTTP and
-/// WebSocket libraries take only a `TLSConfiguration`, so adapters probe before each connection they
-/// open (each WebSocket connect, each REST poll cycle) and refuse to go on when the key is not pinned.
+/// Short TLS connections made beside the real ones: key pinning (the HTTP and WebSocket libraries
+/// take only a `TLSConfiguration`, so adapters probe before each connection they open and refuse to go
+/// on when the key is not pinned) and explaining a failed certificate verification in words.
 public enum SPKIPinProbe {
     /// Connects to `host:port`, verifies as `configuration` says, and checks the leaf key against `pins`.
     /// - Throws: ``PinMismatch`` when the key is not pinned, or the connection/handshake error.
     public static func verify(host: String, port: Int, serverName: String?, configuration: TLSConfiguration,
                               pins: [SPKIPin], timeout: TimeAmount = .seconds(10)) async throws {
+        let leaf = try await peerCertificate(host: host, port: port, serverName: serverName, configuration: configuration, timeout: timeout)
+        let presented = try SPKIPin(certificate: leaf)
+        guard pins.contains(presented) else { throw PinMismatch(presented: presented.description) }
+    }
+
+    /// Why verification of `host:port` failed, when the certificate's dates say so: connects once more
+    /// without verification and reads the leaf's validity. `nil` when the dates are fine (then the
+    /// certificate is not signed by a trusted CA).
+    public static func explainVerificationFailure(host: String, port: Int, serverName: String?, configuration: TLSConfiguration,
+                                                  now: Date = Date()) async -> String? {
+        var relaxed = configuration
+        relaxed.certificateVerification = .none
+        guard let leaf = try? await peerCertificate(host: host, port: port, serverName: serverName, configuration: relaxed) else {
+            return nil
+        }
+        let formatter = ISO8601DateFormatter()
+        let notAfter = Date(timeIntervalSince1970: TimeInterval(leaf.notValidAfter))
+        let notBefore = Date(timeIntervalSince1970: TimeInterval(leaf.notValidBefore))
+        if notAfter < now { return "the server certificate expired at \(formatter.string(from: notAfter))" }
+        if notBefore > now { return "the server certificate is not valid before \(formatter.string(from: notBefore))" }
+        return "the server certificate is not signed by a trusted CA"
+    }
+
+    /// Completes a handshake with `configuration` and returns the server's leaf certificate.
+    static func peerCertificate(host: String, port: Int, serverName: String?, configuration: TLSConfiguration,
+                                timeout: TimeAmount = .seconds(10)) async throws -> NIOSSLCertificate {
         let context = try NIOSSLContext(configuration: configuration)
         let group = MultiThreadedEventLoopGroup.singleton
         let handshake = group.any().makePromise(of: Void.self)
@@ -31,8 +57,7 @@ public enum SPKIPinProbe {
         defer { timer.cancel() }
         try await handshake.futureResult.get()
         guard let leaf = try await channel.nioSSL_peerCertificate().get() else { throw PinMismatch(presented: "no certificate") }
-        let presented = try SPKIPin(certificate: leaf)
-        guard pins.contains(presented) else { throw PinMismatch(presented: presented.description) }
+        return leaf
     }
 
     static func isIPAddress(_ host: String) -> Bool {

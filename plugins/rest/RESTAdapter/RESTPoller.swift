@@ -4,6 +4,7 @@ import HeraldPluginAPI
 import NetworkAdapterSupport
 import NIOCore
 import NIOHTTP1
+import NIOSSL
 
 /// Polls one endpoint: follows pages until the cursor stops moving, commits each page with the
 /// endpoint's checkpoints, then waits for the interval (with jitter), or for `Retry-After`, or backs off.
@@ -12,6 +13,7 @@ struct RESTPoller: Sendable {
     let reader: RESTPageReader
     let configuration: RESTSourceConfiguration
     let client: HTTPClient
+    let tlsConfiguration: TLSConfiguration
     let ingest: AsyncIngest
     let context: SourceContext
     let health: @Sendable (Bool) -> Void
@@ -124,7 +126,8 @@ struct RESTPoller: Sendable {
             let buffer = try await response.body.collect(upTo: configuration.maxPageBytes)
             return (Int(response.status.code), response.headers, Array(buffer.readableBytesView))
         } catch {
-            throw .transport(String(describing: error), url: url)
+            throw .transport(await TLSFailureDescription.describe(error, url: url, options: configuration.tls,
+                                                                   configuration: tlsConfiguration), url: url)
         }
     }
 

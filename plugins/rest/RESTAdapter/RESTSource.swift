@@ -30,6 +30,7 @@ public struct RESTSource: SourceAdapter {
         await withTaskGroup(of: Void.self) { group in
             for (index, reader) in readers.enumerated() {
                 let poller = RESTPoller(source: name, reader: reader, configuration: configuration, client: client,
+                                        tlsConfiguration: tlsConfiguration,
                                         ingest: ingest, context: context, health: { health.set(index, up: $0) })
                 group.addTask { await poller.run() }
             }

@@ -49,7 +49,7 @@ public struct WebSocketSource: SourceAdapter {
                 outcome = "closed (\(close.map { "\($0.closeCode)" } ?? "no close frame"))\(session.closeReason.map { ": \($0)" } ?? "")"
             } catch {
                 context.metrics.connectionFailures.increment()
-                outcome = "failed: \(Self.describe(error))"
+                outcome = "failed: \(await explain(error))"
             }
             context.health.report(connected: false, at: context.clock.now())
             if context.shutdown.isTriggered { break }
@@ -116,9 +116,8 @@ public struct WebSocketSource: SourceAdapter {
                                       configuration: tlsConfiguration, pins: pins)
     }
 
-    /// A one-line reason for the log (TLS errors carry the certificate problem).
-    static func describe(_ error: any Error) -> String {
-        if let error = error as? NIOSSLError { return "TLS: \(error)" }
-        return String(describing: error)
+    /// A one-line reason for the log (certificate problems explained).
+    func explain(_ error: any Error) async -> String {
+        await TLSFailureDescription.describe(error, url: configuration.url, options: configuration.tls, configuration: tlsConfiguration)
     }
 }
