@@ -176,6 +176,11 @@ let package = Package(
             swiftSettings: strict
         ),
         .testTarget(
+            name: "HTTPAdaptersTests",
+            dependencies: ["RESTAdapter", "WebSocketAdapter", "NetworkAdapterSupport", "HeraldCore"],
+            swiftSettings: strict
+        ),
+        .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
                 "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
