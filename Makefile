@@ -20,7 +20,7 @@ deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-
 	@command -v $(SWIFT) >/dev/null || { echo "error: no Swift toolchain on PATH (Swift 6.x from swift.org is required)"; exit 1; }
 
 test-deps: deps
-	@python3 -c 'import prometheus_client, jsonschema, yaml' 2>/dev/null || python3 -m pip install -q prometheus_client jsonschema pyyaml
+	@python3 -c 'import prometheus_client, jsonschema, yaml, cryptography' 2>/dev/null || python3 -m pip install -q prometheus_client jsonschema pyyaml cryptography
 
 build: deps ## Build herald (debug).
 	$(SWIFT) build --product herald

@@ -16,7 +16,9 @@ if arguments.contains("--help") {
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
         seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
-        Herald's live rate.
+        Herald's live rate. Also: intake with a slow webhook receiver (50 ms per request) next to intake without
+        it; a local WebSocket server pushing N messages and a REST server paging them 500 at a time, each next to the
+        MQTT figures of the same run.
         """)
     exit(0)
 }
@@ -47,6 +49,12 @@ tailLoad.messages = min(workload.messages, 50_000)
 step("Herald live, \(tailLoad.messages) messages, without and with a stalled tail client")
 let plainLive = try await heraldPhase(tailLoad, backlog: false, directory: directory)
 let stalledLive = try await heraldPhase(tailLoad, backlog: false, stalledTail: true, directory: directory)
+step("Herald live, \(tailLoad.messages) messages, with a webhook sink whose receiver takes 50 ms per request")
+let (slowHook, hooksDelivered) = try await slowWebhookPhase(tailLoad, delay: 0.05, directory: directory)
+step("WebSocket: a local server pushes \(workload.messages) messages")
+let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
+step("REST: a local server pages \(workload.messages) messages, 500 per page")
+let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
 let latencyRate = heraldLive.rate / 2
 var latencyLoad = workload
 latencyLoad.messages = min(workload.messages / 4, 50_000)
@@ -60,6 +68,12 @@ func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Doub
         + "CPU \(format(herald.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RSS \(format(herald.peakRSSMiB ?? 0, 1)) MiB (target ≤ 64)"
 }
 
+func upstreamRow(_ name: String, _ result: PhaseResult) -> String {
+    "\(name.padding(toLength: 9, withPad: " ", startingAt: 0)) Herald \(format(result.rate).leftPad(7)) msg/s   vs MQTT backlog \(format(heraldBacklog.rate)) msg/s "
+        + "(ratio \(format(result.rate / heraldBacklog.rate, 2)))   vs MQTT live \(format(heraldLive.rate)) msg/s   "
+        + "CPU \(format(result.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RSS \(format(result.peakRSSMiB ?? 0, 1)) MiB"
+}
+
 extension String {
     func leftPad(_ width: Int) -> String { String(repeating: " ", count: max(0, width - count)) + self }
 }
@@ -71,6 +85,9 @@ print("""
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
     stalled tail client (asks for everything, never reads): \(format(stalledLive.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(stalledLive.rate / plainLive.rate, 2)) (target ≈ 1.0), peak RSS \(format(stalledLive.peakRSSMiB ?? 0, 1)) MiB
+    slow webhook receiver (50 ms per request): intake \(format(slowHook.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(slowHook.rate / plainLive.rate, 2)) (target ≈ 1.0); \(hooksDelivered) of the notifications delivered meanwhile, the rest wait in the outbox
+    \(upstreamRow("WebSocket", webSocket))
+    \(upstreamRow("REST", rest))
     latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):
       publish→commit        p50 \(latency.commit.valueAtPercentile(50)) ms   p99 \(latency.commit.valueAtPercentile(99)) ms   max \(latency.commit.max) ms (target p99 ≤ 20 ms; ms resolution)
       publish→notification  p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.notification.max) / 1000, 2)) ms

@@ -53,6 +53,7 @@ class State:
         self.hold_at = None
         self.generation = 0
         self.raw = []
+        self.hook_delay = 0
 
     def snapshot(self):
         with self.lock:
@@ -142,7 +143,7 @@ class RESTHandler(BaseHTTPRequestHandler):
         if not self.path.startswith("/hooks/"):
             return self.reply(404)
         with STATE.lock:
-            response = STATE.hook_responses.pop(0) if STATE.hook_responses else {"status": 200}
+            response = STATE.hook_responses.pop(0) if STATE.hook_responses else {"status": 200, "delay": STATE.hook_delay}
             STATE.hooks.append({"name": self.path[len("/hooks/"):], "status": response["status"],
                                 "id": self.headers.get("webhook-id"), "timestamp": self.headers.get("webhook-timestamp"),
                                 "signature": self.headers.get("webhook-signature"),
@@ -393,6 +394,7 @@ def main():
     parser.add_argument("--preload", type=int, default=0, help="synthetic messages to serve from the start")
     parser.add_argument("--chats", type=int, default=1000)
     parser.add_argument("--members", type=int, default=2)
+    parser.add_argument("--hook-delay", type=float, default=0, help="seconds every webhook answer takes (a slow receiver)")
     parser.add_argument("--expired-cert")
     parser.add_argument("--ca-cert")
     parser.add_argument("--ca-key")
@@ -401,6 +403,7 @@ def main():
         expired_certificate(args.expired_cert, args.ca_cert, args.ca_key)
         return
     STATE.page_size = args.page_size
+    STATE.hook_delay = args.hook_delay
     STATE.events = preload(args.preload, args.chats, args.members)
     context = None
     if args.cert:
