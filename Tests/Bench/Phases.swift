@@ -51,6 +51,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     defer { if let stalled { close(stalled) } }
     if stalledTail {
         // A tail client asking for everything (outputs, bodies) that never reads a byte.
+        try await eventually("the admin API to listen") { Loopback.isListening(port: configuration.adminPort) }
         stalled = try Loopback.connectAndSend(port: configuration.adminPort,
                                               request: "GET /v1/tail?outputs=1&show_body=1 HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
         try await eventually("the stalled tail client to attach") {
