@@ -18,14 +18,16 @@ public final class ChatServer: Sendable {
     public static let script = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
         .deletingLastPathComponent().appendingPathComponent("Tests/Servers/chat_server.py").path
 
-    /// Starts a server; `tls` is (certificate, key) files; `arguments` are passed on (e.g. `--page-size`).
+    /// Starts a server; `tls` is (certificate, key) files, `clientCA` makes it require client certificates;
+    /// `arguments` are passed on (e.g. `--page-size`).
     public init(_ mode: Mode, in directory: TemporaryDirectory, tls: (cert: String, key: String)? = nil, maxTLS: String? = nil,
-                arguments: [String] = [], port: Int? = nil) async throws {
+                clientCA: String? = nil, arguments: [String] = [], port: Int? = nil) async throws {
         self.port = try port ?? Loopback.freePort()
         controlPort = try Loopback.freePort()
         var all = [Self.script, "--mode", mode.rawValue, "--port", "\(self.port)", "--control-port", "\(controlPort)"] + arguments
         if let tls { all += ["--cert", tls.cert, "--key", tls.key] }
         if let maxTLS { all += ["--max-tls", maxTLS] }
+        if let clientCA { all += ["--client-ca", clientCA] }
         process = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3"] + all,
                                    logPath: directory.path("chat-server-\(mode.rawValue)-\(self.port).log"))
         let data = self.port, control = controlPort, process = process

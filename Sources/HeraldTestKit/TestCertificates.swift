@@ -1,7 +1,7 @@
 import Foundation
 
-/// A throwaway PKI made with the `openssl` command: a CA, a server certificate for `localhost`
-/// signed by it, and an unrelated second CA. For TLS tests against real servers.
+/// A throwaway PKI made with the `openssl` command: a CA, a server certificate for `localhost` and a
+/// client certificate signed by it, and an unrelated second CA. For TLS tests against real servers.
 public struct TestCertificates: Sendable {
     /// The trusted CA certificate (PEM).
     public let caFile: String
@@ -13,6 +13,10 @@ public struct TestCertificates: Sendable {
     public let serverKeyFile: String
     /// The CA's private key (to sign more certificates in a test).
     public let caKeyFile: String
+    /// A client certificate (CN=herald, extendedKeyUsage clientAuth) signed by the CA, for mutual TLS.
+    public let clientCertFile: String
+    /// The client key.
+    public let clientKeyFile: String
 
     /// Generates everything in `directory`.
     public init(in directory: TemporaryDirectory) async throws {
@@ -21,6 +25,9 @@ public struct TestCertificates: Sendable {
         serverCertFile = directory.path("server.pem")
         serverKeyFile = directory.path("server.key")
         caKeyFile = directory.path("ca.key")
+        clientCertFile = directory.path("client.pem")
+        clientKeyFile = directory.path("client.key")
+        let clientExtensions = try directory.write("client.ext", "extendedKeyUsage=clientAuth\n")
         let csr = directory.path("server.csr")
         let extensions = try directory.write("server.ext", "subjectAltName=DNS:localhost\nextendedKeyUsage=serverAuth\n")
         let steps: [[String]] = [
@@ -31,6 +38,9 @@ public struct TestCertificates: Sendable {
             ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=localhost", "-keyout", serverKeyFile, "-out", csr],
             ["x509", "-req", "-in", csr, "-CA", caFile, "-CAkey", directory.path("ca.key"), "-CAcreateserial",
              "-days", "2", "-extfile", extensions, "-out", serverCertFile],
+            ["req", "-newkey", "rsa:2048", "-nodes", "-subj", "/CN=herald", "-keyout", clientKeyFile, "-out", directory.path("client.csr")],
+            ["x509", "-req", "-in", directory.path("client.csr"), "-CA", caFile, "-CAkey", directory.path("ca.key"), "-CAcreateserial",
+             "-days", "2", "-extfile", clientExtensions, "-out", clientCertFile],
         ]
         for (index, arguments) in steps.enumerated() {
             let child = try ChildProcess(executable: "/usr/bin/openssl", arguments: arguments, logPath: directory.path("openssl-\(index).log"))

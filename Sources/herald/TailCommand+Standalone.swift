@@ -12,7 +12,23 @@ extension TailCommand {
     /// first source of the same type in the config, if there is one.
     func runStandalone(url: String, filter: TailFilter, printer: TailPrinter) async throws {
         guard let scheme = url.split(separator: ":").first.map(String.init) else { throw ValidationError("--source needs a URL") }
-        let type = scheme.hasSuffix("s") && scheme.count > 2 ? String(scheme.dropLast()) : scheme
+        let type: String
+        let section: String
+        let promise: String
+        switch scheme {
+        case "ws", "wss":
+            type = "websocket"
+            section = "    url: \(url)\n"
+            promise = "from the stream's present position (no resume id is read or stored)"
+        case "http", "https":
+            type = "rest"
+            section = "    endpoints: [{name: tail, url: \"\(url)\"}]\n"
+            promise = "from the first page (no cursor is read or stored)"
+        default:
+            type = scheme.hasSuffix("s") && scheme.count > 2 ? String(scheme.dropLast()) : scheme
+            section = "    url: \(url)\n    client_id: herald-tail\n"
+            promise = "with a throwaway clean session: the gateway's persistent session is not touched (its messages stay queued for it)"
+        }
         let loader = ConfigurationLoader(registry: BuiltinAdapters.registry, environment: ProcessInfo.processInfo.environment)
         let configPath = config ?? ProcessInfo.processInfo.environment["HERALD_CONFIG"] ?? "herald.yaml"
         var settings: (any SourceConfiguration)?
@@ -22,7 +38,7 @@ extension TailCommand {
         let source: any SourceAdapter
         do {
             let configuration = try settings
-                ?? loader.load(text: "sources:\n  - name: tail\n    type: \(type)\n    url: \(url)\n    client_id: herald-tail\n", file: "--source")
+                ?? loader.load(text: "sources:\n  - name: tail\n    type: \(type)\n" + section, file: "--source")
                     .sources[0].settings
             source = try configuration.makePreviewSource(name: "tail", url: url)
         } catch {
@@ -30,8 +46,7 @@ extension TailCommand {
             throw ExitCode(2)
         }
         FileHandle.standardError.write(Data("""
-            … running a \(type) source on its own against \(url) with a throwaway clean session: nothing is stored, \
-            no outputs are sent, and the gateway's persistent session is not touched (its messages stay queued for it).
+            … running a \(type) source on its own against \(url) \(promise); nothing is stored and no outputs are sent.
 
             """.utf8))
         let shutdown = ShutdownSignal()

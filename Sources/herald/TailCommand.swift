@@ -32,7 +32,7 @@ struct TailCommand: AsyncParsableCommand {
     @Option(help: "Event type or glob, e.g. message.received or 'messages.*' (repeatable).") var type: [String] = []
     @Option(help: "Only this chat (repeatable).") var chat: [String] = []
     @Option(help: "Only events involving this user (repeatable).") var user: [String] = []
-    @Option(help: ArgumentHelp("Only events from this source adapter (repeatable); or a URL (mqtt://host:1883) to run that source on its own.",
+    @Option(help: ArgumentHelp("Only events from this source adapter (repeatable); or a URL (mqtt://host:1883, wss://host/path, https://host/path) to run that source on its own.",
                                discussion: "With a URL nothing is stored and the gateway's persistent session is untouched."))
     var source: [String] = []
     @Option(name: .customLong("where"), help: "A filter expression (see above).") var expression: String?

@@ -227,7 +227,9 @@ class WSHandler(socketserver.BaseRequestHandler):
         if "sec-websocket-protocol" in headers:
             response += f"Sec-WebSocket-Protocol: {headers['sec-websocket-protocol'].split(',')[0].strip()}\r\n"
         sock.sendall((response + "\r\n").encode())
-        record = {"path": path, "since": since, "authorization": headers.get("authorization"),
+        peer = sock.getpeercert() if isinstance(sock, ssl.SSLSocket) else None
+        client = dict(item[0] for item in peer.get("subject", ())).get("commonName") if peer else None
+        record = {"path": path, "since": since, "client_cn": client, "authorization": headers.get("authorization"),
                   "protocol": headers.get("sec-websocket-protocol"), "last_event_id": headers.get("last-event-id"),
                   "messages": [], "time": time.time()}
         with STATE.lock:
@@ -390,6 +392,7 @@ def main():
     parser.add_argument("--cert")
     parser.add_argument("--key")
     parser.add_argument("--max-tls", choices=["1.1", "1.2", "1.3"])
+    parser.add_argument("--client-ca", help="require a client certificate signed by this CA (mutual TLS)")
     parser.add_argument("--page-size", type=int, default=100)
     parser.add_argument("--preload", type=int, default=0, help="synthetic messages to serve from the start")
     parser.add_argument("--chats", type=int, default=1000)
@@ -409,6 +412,9 @@ def main():
     if args.cert:
         context = ssl.SSLContext(ssl.PROTOCOL_TLS_SERVER)
         context.load_cert_chain(args.cert, args.key)
+        if args.client_ca:
+            context.verify_mode = ssl.CERT_REQUIRED
+            context.load_verify_locations(args.client_ca)
         if args.max_tls == "1.1":
             context.set_ciphers("DEFAULT:@SECLEVEL=0")
             context.minimum_version = ssl.TLSVersion.TLSv1
