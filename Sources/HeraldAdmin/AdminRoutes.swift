@@ -70,9 +70,10 @@ struct AdminRoutes: Sendable {
         let statistics = try parts.store.statistics()
         let since = parts.clock.now().adding(milliseconds: -60_000)
         let top = try parts.store.busiestChats(since: since, limit: 5).map { ["chat": $0.chat.rawValue, "messages": $0.count] as [String: Any] }
-        let sources = parts.sourceHealth.map { name, health -> [String: Any] in
+        let sources = try parts.sourceHealth.map { name, health -> [String: Any] in
             let snapshot = health.snapshot
-            return ["name": name, "connected": snapshot.connected, "since": snapshot.since.milliseconds]
+            return ["name": name, "connected": snapshot.connected, "since": snapshot.since.milliseconds,
+                    "checkpoints": try parts.store.checkpoints(source: name)]
         }
         return json([
             "version": HeraldVersion.current, "sources": sources,

@@ -28,6 +28,10 @@ struct StatusCommand: AsyncParsableCommand {
             let connected = source["connected"] as? Bool ?? false
             let since = (now - (source["since"] as? Double ?? now)) / 1000
             print("  \(source["name"] as? String ?? "?")  \(connected ? "connected" : "DISCONNECTED") for \(Int(since)) s")
+            let checkpoints = (source["checkpoints"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }
+            if !checkpoints.isEmpty {
+                print("    position  " + checkpoints.map { "\($0.key)=\($0.value)" }.joined(separator: "  "))
+            }
         }
         let rates = status["rates_per_s"] as? [String: Any] ?? [:]
         let totals = status["totals"] as? [String: Any] ?? [:]

@@ -72,3 +72,24 @@ struct RESTPageReaderTests {
         #expect(error("        url: https://h/e\n        jitter: 2")?.contains("endpoints[0].jitter") == true)
     }
 }
+
+@Suite("Dead-letter replay of REST items")
+struct RESTReplayTests {
+    @Test func aDeadLetteredItemReplaysWithItsEndpointsMapping() throws {
+        let configuration = try RESTPageReaderTests.loader.load(text: """
+            store: {path: /tmp/x.sqlite}
+            sources:
+              - name: backend
+                type: rest
+                endpoints:
+                  - {name: plain, url: "https://h/plain"}
+                  - {name: mapped, url: "https://h/mapped?x=1", kind: chat.created, mapping: {chat: /room, members: /people}}
+            """, file: "t.yaml")
+        let replay = try configuration.sources[0].settings.makeReplayNormaliser(name: "backend")
+        let raw = Array(#"{"room":"c7","people":["a","b"]}"#.utf8)
+        let record = replay.normalise(raw, provenance: Provenance(adapter: "backend", origin: "https://h/mapped?x=1&cursor=9",
+                                                                  rawSize: raw.count, receivedAt: Timestamp(milliseconds: 3)))
+        #expect(record.outcome == .event(.chatCreated(ChatCreated(chat: ChatID("c7"), members: [UserID("a"), UserID("b")]))))
+        #expect(record.provenance.origin == "https://h/mapped?x=1&cursor=9")
+    }
+}

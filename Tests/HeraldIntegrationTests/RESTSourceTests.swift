@@ -40,6 +40,8 @@ struct RESTSourceTests {
         #expect(requests.allSatisfy { $0["authorization"] as? String == "Bearer s3cret" })
         #expect(try world.store().badge(for: UserID("bob")).unread == 14)
         #expect(try world.store().checkpoint(source: "backend", key: "events/cursor") == "15")
+        let status = try Loopback.get(port: world.adminPort, path: "/v1/status")
+        #expect(status.contains("\"events/cursor\":\"15\""), "\(status)")
     }
 
     @Test("pages follow Link rel=next headers")

@@ -71,6 +71,17 @@ extension SQLiteChatStore {
         }
     }
 
+    /// Every committed checkpoint of a source (`key: value`), for status pages.
+    public func checkpoints(source: String) throws -> [String: String] {
+        try pool.read { db in
+            var result: [String: String] = [:]
+            for row in try Row.fetchAll(db, sql: "SELECT key, value FROM source_checkpoints WHERE source = ?", arguments: [source]) {
+                result[row["key"]] = row["value"]
+            }
+            return result
+        }
+    }
+
     /// Moves an undeliverable output to the dead-letter queue: adapter is the sink, origin names the
     /// recipient and kind, raw is the output's JSON.
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {

@@ -70,7 +70,7 @@ public struct WebSocketSource: SourceAdapter {
             group.addTask {
                 await context.shutdown.wait()
                 // Give the session time to close cleanly and commit what it read.
-                try await Task.sleep(for: .seconds(5))
+                try await Task.sleep(for: .seconds(3))
                 throw CancellationError()
             }
             defer { group.cancelAll() }
@@ -102,10 +102,13 @@ public struct WebSocketSource: SourceAdapter {
         let period = min(ping, configuration.pongTimeoutSeconds ?? ping)
         // The NIO frame limit sits above the message limit, so an oversize message reaches the session,
         // which dead-letters it and closes with 1009 itself.
-        return WebSocketClientConfiguration(
+        var client = WebSocketClientConfiguration(
             maxFrameSize: max(configuration.maxMessageBytes * 2, 1 << 14), additionalHeaders: headers,
             autoPing: ping > 0 ? .enabled(timePeriod: .milliseconds(Int64(period * 1000))) : .disabled,
             validateUTF8: false, sniHostname: configuration.tls.serverName)
+        // A server that does not answer our close frame is not waited for long (shutdown has a budget).
+        client.closeTimeout = .seconds(2)
+        return client
     }
 
     private func checkPins() async throws {
