@@ -55,6 +55,15 @@ final class UpstreamWorld: @unchecked Sendable {
         }
     }
 
+    /// Waits for `condition`; on timeout the failure carries the gateway's log.
+    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+        do {
+            try await eventually(what, timeout: timeout, condition)
+        } catch {
+            throw TestKitError("\(error)\n--- herald log ---\n\(logs)")
+        }
+    }
+
     /// Opens the store (WAL: reading never blocks the gateway).
     func store() throws -> SQLiteChatStore { try SQLiteChatStore(path: storePath, durability: .normal) }
 

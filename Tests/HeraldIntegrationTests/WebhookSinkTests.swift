@@ -12,9 +12,10 @@ struct WebhookSinkTests {
     static let secret = "whsec_" + Data("a test signing key of some length".utf8).base64EncodedString()
 
     /// A world with one upstream server (REST pages and the webhook receiver on one port).
-    static func world(_ name: String, maxAttempts: Int = 10, responses: [[String: Any]] = []) async throws -> (UpstreamWorld, ChatServer) {
+    static func world(_ name: String, maxAttempts: Int = 10, responses: [[String: Any]] = [],
+                      serverArguments: [String] = []) async throws -> (UpstreamWorld, ChatServer) {
         let world = try UpstreamWorld(prefix: "herald-webhook-\(name)")
-        let server = try await ChatServer(.rest, in: world.directory, arguments: ["--page-size", "50"])
+        let server = try await ChatServer(.rest, in: world.directory, arguments: ["--page-size", "50"] + serverArguments)
         if !responses.isEmpty { try server.control("/hook_responses", ["responses": responses]) }
         try world.configure("""
             sources:
@@ -47,7 +48,7 @@ struct WebhookSinkTests {
         let (world, server) = try await Self.world("retry", responses: [["status": 503, "retry_after": "1"], ["status": 500]])
         try server.append(FeedEvents.conversation(3))
         try world.start()
-        try await eventually("3 notifications delivered") {
+        try await world.waitFor("3 notifications delivered") {
             try Self.hooks(server, "notify").filter { $0["status"] as? Int == 200 }.count == 3
         }
         let notify = try Self.hooks(server, "notify")
@@ -69,19 +70,22 @@ struct WebhookSinkTests {
         let body = try #require((notify.last?["body"] as? String).flatMap { try JSONSerialization.jsonObject(with: Data($0.utf8)) as? [String: Any] })
         #expect(body["type"] as? String == "notification")
         #expect((body["data"] as? [String: Any])?["user"] as? String == "bob")
-        try await eventually("badges delivered") { try Self.hooks(server, "badge").count >= 3 }
+        try await world.waitFor("badges delivered") { try Self.hooks(server, "badge").count >= 3 }
     }
 
     @Test("410 Gone disables the URL: its outputs are dead-lettered without more requests; others go on")
     func goneDisables() async throws {
-        let (world, server) = try await Self.world("gone", responses: [["status": 410]])
+        let (world, server) = try await Self.world("gone")
+        try server.control("/hook_status", ["notify": 410])
         try server.append(FeedEvents.conversation(3))
         try world.start()
-        try await eventually("3 outputs dead-lettered") {
+        try await world.waitFor("3 outputs dead-lettered") {
             try world.store().deadLetters(limit: 10, includeReplayed: true).count == 3
         }
-        try await eventually("badges still delivered") { try Self.hooks(server, "badge").count >= 3 }
-        #expect(try Self.hooks(server, "notify").count == 1, "one request, answered 410; none after")
+        try await world.waitFor("badges still delivered") { try Self.hooks(server, "badge").count >= 3 }
+        let notify = try Self.hooks(server, "notify")
+        #expect(notify.last?["status"] as? Int == 410, "no request after the 410: \(notify.map { $0["status"] ?? "?" })")
+        #expect(notify.filter { $0["status"] as? Int == 410 }.count == 1)
         let letters = try world.store().deadLetters(limit: 10, includeReplayed: true)
         #expect(letters.allSatisfy { $0.rejection.reason == .undeliverable && $0.provenance.adapter == "hooks" })
         #expect(world.logs.contains("410 Gone"))
@@ -93,7 +97,7 @@ struct WebhookSinkTests {
                                                    responses: [["status": 500], ["status": 500], ["status": 500]])
         try server.append(FeedEvents.conversation(2))
         try world.start()
-        try await eventually("the second notification delivered") {
+        try await world.waitFor("the second notification delivered") {
             try Self.hooks(server, "notify").filter { $0["status"] as? Int == 200 }.count == 1
         }
         let notify = try Self.hooks(server, "notify")
@@ -105,5 +109,29 @@ struct WebhookSinkTests {
         #expect(letters.first?.rejection.reason == .undeliverable)
         let raw = String(decoding: letters.first?.raw ?? [], as: UTF8.self)
         #expect(raw.contains("\"message_id\":\"m0\""), "\(raw)")
+    }
+
+    @Test("recipients are served concurrently; each recipient's notifications stay in order")
+    func concurrentLanesKeepPerRecipientOrder() async throws {
+        let (world, server) = try await Self.world("lanes", serverArguments: ["--hook-delay", "0.1"])
+        let members = ["alice"] + (1...5).map { "user\($0)" }
+        var events: [[String: Any]] = [["type": "chat.created", "chat": "group", "members": members]]
+        for index in 0..<3 {
+            events.append(["type": "message.received", "chat": "group", "id": "m\(index)", "from": "alice", "body": "hi \(index)",
+                           "sent_at": 1_763_800_000_000 + index])
+        }
+        try server.append(events)
+        try world.start()
+        try await world.waitFor("15 notifications delivered") { try Self.hooks(server, "notify").count == 15 }
+        var seen: [String: [String]] = [:]
+        for hook in try Self.hooks(server, "notify") {
+            let body = try #require(try JSONSerialization.jsonObject(with: Data((hook["body"] as? String ?? "").utf8)) as? [String: Any])
+            let data = try #require(body["data"] as? [String: Any])
+            seen[data["user"] as? String ?? "?", default: []].append(data["message_id"] as? String ?? "?")
+        }
+        #expect(seen.count == 5)
+        #expect(seen.values.allSatisfy { $0 == ["m0", "m1", "m2"] }, "\(seen)")
+        let overlap = try server.log("hooks").compactMap { $0["in_flight"] as? Int }.max() ?? 0
+        #expect(overlap > 1, "requests to a 100 ms receiver were never in flight together")
     }
 }

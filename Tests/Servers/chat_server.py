@@ -11,7 +11,8 @@ One process serves one data port and one control port, both on 127.0.0.1:
 The control port (plain HTTP, JSON) changes behaviour while it runs and reports what happened:
   POST /append {"events":[...]}                 events to serve
   POST /faults {"faults":[{"status":429,"retry_after":"1"}, {"garbage":true}, ...]}   next REST answers
-  POST /hook_responses {"responses":[{"status":503,"retry_after":"1"}, {"status":410}]}
+  POST /hook_responses {"responses":[{"status":503,"retry_after":"1"}, {"status":410}]}   next webhook answers
+  POST /hook_status {"notify":410}              a status every answer of /hooks/notify has from now on
   POST /ws {"ignore_pings":true, "drop_after":N, "hold_at":N|null, "drop_now":true, "raw":[{"size":N} | {"bad_utf8":true}]}
            hold_at: send events only up to that count; drop_now: cut every open connection (no close frame)
   GET  /log  -> {"requests":[...], "hooks":[...], "connections":[...], "events":N}
@@ -54,6 +55,8 @@ class State:
         self.generation = 0
         self.raw = []
         self.hook_delay = 0
+        self.hooks_in_flight = 0
+        self.hook_status = {}
 
     def snapshot(self):
         with self.lock:
@@ -142,9 +145,17 @@ class RESTHandler(BaseHTTPRequestHandler):
         body = self.rfile.read(length)
         if not self.path.startswith("/hooks/"):
             return self.reply(404)
+        name = self.path[len("/hooks/"):]
         with STATE.lock:
-            response = STATE.hook_responses.pop(0) if STATE.hook_responses else {"status": 200, "delay": STATE.hook_delay}
-            STATE.hooks.append({"name": self.path[len("/hooks/"):], "status": response["status"],
+            if STATE.hook_responses:
+                response = STATE.hook_responses.pop(0)
+            elif name in STATE.hook_status:
+                response = {"status": STATE.hook_status[name]}
+            else:
+                response = {"status": 200, "delay": STATE.hook_delay}
+            STATE.hooks_in_flight += 1
+            STATE.hooks.append({"name": name, "status": response["status"],
+                                "in_flight": STATE.hooks_in_flight,
                                 "id": self.headers.get("webhook-id"), "timestamp": self.headers.get("webhook-timestamp"),
                                 "signature": self.headers.get("webhook-signature"),
                                 "authorization": self.headers.get("Authorization"), "body": body.decode("utf-8", "replace"),
@@ -153,6 +164,8 @@ class RESTHandler(BaseHTTPRequestHandler):
         if delay:
             time.sleep(delay)
         headers = {"Retry-After": response["retry_after"]} if "retry_after" in response else {}
+        with STATE.lock:
+            STATE.hooks_in_flight -= 1
         self.reply(response["status"], b"ok", headers)
 
 
@@ -349,6 +362,8 @@ class ControlHandler(BaseHTTPRequestHandler):
                 STATE.faults.extend(body["faults"])
             elif self.path == "/hook_responses":
                 STATE.hook_responses.extend(body["responses"])
+            elif self.path == "/hook_status":
+                STATE.hook_status.update(body)
             elif self.path == "/ws":
                 STATE.ignore_pings = body.get("ignore_pings", STATE.ignore_pings)
                 STATE.drop_after = body.get("drop_after", STATE.drop_after)

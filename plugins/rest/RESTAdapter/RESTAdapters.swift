@@ -43,6 +43,7 @@ extension RESTAdapters {
             AdapterOption("secret_file", .string, "File holding the signing secret"),
             AdapterOption("max_attempts", .integer, default: "10", "Failed attempts before an output is dead-lettered"),
             AdapterOption("request_timeout_s", .number, default: "10", "Seconds for one request"),
+            AdapterOption("concurrency", .integer, default: "8", "Recipients served at once; each recipient's outputs stay in order"),
             NetworkOptions.tls,
         ],
         decode: { try WebhookSinkConfiguration(from: $0) })

@@ -7,9 +7,10 @@ import NIOHTTP1
 import NetworkAdapterSupport
 import Synchronization
 
-/// POSTs outputs to webhook URLs, one request per output in outbox order, signed the Standard Webhooks
-/// way. The `webhook-id` is the sink name and the outbox sequence, so every retry of an output carries
-/// the same id and receivers can drop duplicates.
+/// POSTs outputs to webhook URLs, one request per output, signed the Standard Webhooks way. Each
+/// recipient's outputs go in outbox order; up to `concurrency` recipients are served at once. The
+/// `webhook-id` is the sink name and the outbox sequence, so every retry of an output carries the same
+/// id and receivers can drop duplicates.
 ///
 /// - 2xx confirms the output.
 /// - 429 and 503 honour `Retry-After`; other failures are retried by the runtime with jittered backoff.
@@ -52,36 +53,82 @@ public final class WebhookSink: SinkAdapter {
         try? await client.shutdown()
     }
 
-    /// Posts each envelope in order; stops at the first one that is not confirmed.
+    /// Posts the batch: each recipient's outputs in order, up to `concurrency` recipients at a time. Returns
+    /// when everything is confirmed; otherwise throws for the first unconfirmed envelope in batch order (the
+    /// ones after it may have been delivered already and are sent again later with the same `webhook-id`).
     public func deliver(_ batch: [OutboxEnvelope]) async throws(SinkError) -> Int {
+        var lanes: [UserID: [Int]] = [:]
+        var order: [UserID] = []
         for (index, envelope) in batch.enumerated() {
-            guard let url = endpoints[envelope.kind] else { continue }
-            let lastAttempt = envelope.attempts + 1 >= configuration.maxAttempts
-            if disabled.withLock({ $0.contains(url) }) {
-                throw SinkError("\(url) answered 410 Gone earlier and is disabled until restart", confirmed: index, undeliverable: true)
-            }
-            let status: Int
-            let retryAfter: String?
-            do {
-                (status, retryAfter) = try await post(envelope, to: url)
-            } catch {
-                throw SinkError("POST \(url) failed: \(error)", confirmed: index, undeliverable: lastAttempt)
-            }
-            switch status {
-            case 200..<300:
-                continue
-            case 410:
-                disabled.withLock { _ = $0.insert(url) }
-                logger.withLock { $0 }?.error("Webhook endpoint answered 410 Gone; disabled until restart, its outputs are dead-lettered.",
-                                               metadata: ["sink": "\(name)", "url": "\(url)"])
-                throw SinkError("\(url) answered 410 Gone", confirmed: index, undeliverable: true)
-            default:
-                let delay = [429, 503].contains(status) ? RetryAfter.seconds(retryAfter) : nil
-                throw SinkError("POST \(url) answered HTTP \(status)", retryAfterSeconds: delay, confirmed: index,
-                                undeliverable: lastAttempt)
+            if lanes[envelope.recipient] == nil { order.append(envelope.recipient) }
+            lanes[envelope.recipient, default: []].append(index)
+        }
+        var delivered = [Bool](repeating: false, count: batch.count)
+        var failures: [Int: SinkError] = [:]
+        await withTaskGroup(of: [(Int, SinkError?)].self) { group in
+            var next = 0
+            var running = 0
+            while true {
+                while next < order.count, running < configuration.concurrency {
+                    let lane = (lanes[order[next]] ?? []).map { ($0, batch[$0]) }
+                    next += 1
+                    running += 1
+                    group.addTask { await self.deliverLane(lane) }
+                }
+                guard let results = await group.next() else { break }
+                running -= 1
+                for (index, failure) in results {
+                    if let failure { failures[index] = failure } else { delivered[index] = true }
+                }
             }
         }
-        return batch.count
+        guard let first = delivered.firstIndex(of: false) else { return batch.count }
+        var failure = failures[first] ?? SinkError("not attempted")
+        failure.confirmed = first
+        throw failure
+    }
+
+    /// Delivers one recipient's envelopes in order, stopping at the first failure.
+    private func deliverLane(_ lane: [(Int, OutboxEnvelope)]) async -> [(Int, SinkError?)] {
+        var results: [(Int, SinkError?)] = []
+        for (index, envelope) in lane {
+            do {
+                try await deliverOne(envelope)
+                results.append((index, nil))
+            } catch {
+                results.append((index, error))
+                break
+            }
+        }
+        return results
+    }
+
+    /// One envelope: confirmed, or the reason it is not (retry later or dead-letter it).
+    private func deliverOne(_ envelope: OutboxEnvelope) async throws(SinkError) {
+        guard let url = endpoints[envelope.kind] else { return }
+        let lastAttempt = envelope.attempts + 1 >= configuration.maxAttempts
+        if disabled.withLock({ $0.contains(url) }) {
+            throw SinkError("\(url) answered 410 Gone earlier and is disabled until restart", undeliverable: true)
+        }
+        let status: Int
+        let retryAfter: String?
+        do {
+            (status, retryAfter) = try await post(envelope, to: url)
+        } catch {
+            throw SinkError("POST \(url) failed: \(error)", undeliverable: lastAttempt)
+        }
+        switch status {
+        case 200..<300:
+            return
+        case 410:
+            disabled.withLock { _ = $0.insert(url) }
+            logger.withLock { $0 }?.error("Webhook endpoint answered 410 Gone; disabled until restart, its outputs are dead-lettered.",
+                                           metadata: ["sink": "\(name)", "url": "\(url)"])
+            throw SinkError("\(url) answered 410 Gone", undeliverable: true)
+        default:
+            let delay = [429, 503].contains(status) ? RetryAfter.seconds(retryAfter) : nil
+            throw SinkError("POST \(url) answered HTTP \(status)", retryAfterSeconds: delay, undeliverable: lastAttempt)
+        }
     }
 
     /// One signed POST; returns the status and the `Retry-After` header.

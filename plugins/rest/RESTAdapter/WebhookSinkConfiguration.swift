@@ -16,6 +16,8 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
     public var maxAttempts: Int
     /// Seconds for one request.
     public var requestTimeoutSeconds: Double
+    /// Recipients served at once (each recipient's outputs stay in order); 1 sends strictly one by one.
+    public var concurrency: Int
     /// Headers and token sent with every request.
     public var auth: HTTPAuthOptions
     /// TLS settings for `https://` URLs.
@@ -23,6 +25,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case urls, secret, secretFile = "secret_file", maxAttempts = "max_attempts", requestTimeoutSeconds = "request_timeout_s", tls
+        case concurrency
     }
 
     /// Decodes the section.
@@ -33,6 +36,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
         secretFile = try container.decodeIfPresent(String.self, forKey: .secretFile)
         maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? 10
         requestTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? 10
+        concurrency = try container.decodeIfPresent(Int.self, forKey: .concurrency) ?? 8
         auth = try HTTPAuthOptions(from: decoder)
         tls = try container.decodeIfPresent(TLSClientOptions.self, forKey: .tls) ?? TLSClientOptions()
     }
@@ -61,6 +65,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
         }
         guard (1...1000).contains(maxAttempts) else { throw ConfigurationError("must be between 1 and 1000", keyPath: "max_attempts") }
         guard requestTimeoutSeconds > 0 else { throw ConfigurationError("must be > 0", keyPath: "request_timeout_s") }
+        guard (1...256).contains(concurrency) else { throw ConfigurationError("must be between 1 and 256", keyPath: "concurrency") }
         try auth.validate()
         try tls.validate()
     }
