@@ -69,14 +69,20 @@ struct RESTPoller: Sendable {
         }
     }
 
-    /// One poll: pages until the cursor stops moving.
+    /// A fetched response.
+    typealias Fetched = (status: Int, headers: HTTPHeaders, body: [UInt8])
+
+    /// One poll: pages until the cursor stops moving. While a page commits, the next one is already being
+    /// fetched (its URL is known once the page is read), so the network and the store overlap; the next
+    /// page is used only if the commit succeeded.
     func poll(lastUnreadable: inout [UInt8]?) async throws(PollFailure) {
         var position = try await loadPosition()
         try await checkPins()
+        var url = endpoint.requestURL(cursor: position.cursor)
+        var fetched = try await fetch(url, position: position)
         for _ in 0..<configuration.maxPagesPerPoll {
             guard !Task.isCancelled, !context.shutdown.isTriggered else { return }
-            let url = endpoint.requestURL(cursor: position.cursor)
-            let (status, headers, body) = try await fetch(url, position: position)
+            let (status, headers, body) = fetched
             if status == 304 { return }
             guard (200..<300).contains(status) else {
                 throw .status(status, url: url, retryAfter: [429, 503].contains(status) ? RetryAfter.seconds(headers.first(name: "Retry-After")) : nil)
@@ -103,14 +109,26 @@ struct RESTPoller: Sendable {
                     next.etag = headers.first(name: "ETag")
                     next.lastModified = headers.first(name: "Last-Modified")
                 }
-                try await commit(page.records, checkpoints: checkpoints(from: position, to: next))
+                let more = moved && page.itemCount > 0
+                let nextURL = endpoint.requestURL(cursor: next.cursor)
+                let prefetch = more ? Task { [next] () async -> Result<Fetched, PollFailure> in
+                    do throws(PollFailure) { return .success(try await fetch(nextURL, position: next)) } catch { return .failure(error) }
+                } : nil
+                do {
+                    try await commit(page.records, checkpoints: checkpoints(from: position, to: next))
+                } catch {
+                    prefetch?.cancel()
+                    throw error
+                }
                 position = next
-                guard moved, page.itemCount > 0 else { return }
+                guard let prefetch else { return }
+                url = nextURL
+                fetched = try await prefetch.value.get()
             }
         }
     }
 
-    private func fetch(_ url: String, position: Position) async throws(PollFailure) -> (Int, HTTPHeaders, [UInt8]) {
+    private func fetch(_ url: String, position: Position) async throws(PollFailure) -> Fetched {
         var request = HTTPClientRequest(url: url)
         request.headers.add(name: "Accept", value: "application/json")
         request.headers.add(name: "User-Agent", value: "herald")
