@@ -2,6 +2,7 @@ import Foundation
 import NetworkAdapterSupport
 import RESTAdapter
 import Testing
+import HeraldCore
 
 @Suite("Webhook signatures and Retry-After")
 struct WebhookSignerTests {
@@ -37,5 +38,33 @@ struct WebhookSignerTests {
         #expect(SPKIPin("sha256/" + Data(repeating: 1, count: 32).base64EncodedString()) != nil)
         #expect(SPKIPin("sha256/" + Data(repeating: 1, count: 20).base64EncodedString()) == nil)
         #expect(SPKIPin("sha1/" + Data(repeating: 1, count: 32).base64EncodedString()) == nil)
+    }
+}
+
+@Suite("Webhook sink configuration")
+struct WebhookConfigurationTests {
+    static func error(_ lines: String) -> String? {
+        do {
+            _ = try RESTPageReaderTests.loader.load(text: """
+                store: {path: /tmp/x.sqlite}
+                sinks:
+                  - name: hooks
+                    type: webhook
+                \(lines)
+                """, file: "t.yaml")
+            return nil
+        } catch {
+            return "\(error)"
+        }
+    }
+
+    @Test func signingIsRequiredAndOptionsAreChecked() {
+        #expect(Self.error("    urls: {notification: https://h/n}\n    secret: s") == nil)
+        #expect(Self.error("    urls: {notification: https://h/n}")?.contains("sinks[0].secret: webhooks are signed") == true)
+        #expect(Self.error("    urls: {notice: https://h/n}\n    secret: s")?.contains("sinks[0].urls.notice: unknown output kind") == true)
+        #expect(Self.error("    urls: {badge: ftp://h/n}\n    secret: s")?.contains("sinks[0].urls.badge") == true)
+        #expect(Self.error("    urls: {badge: https://h/n}\n    secret: whsec_!!")?.contains("sinks[0].secret") == true)
+        #expect(Self.error("    urls: {badge: https://h/n}\n    secret: s\n    concurrency: 0")?.contains("sinks[0].concurrency") == true)
+        #expect(Self.error("    urls: {badge: https://h/n}\n    secret: s\n    tls: {pins: [\"sha256/AAAA\"]}") != nil)
     }
 }

@@ -7,7 +7,7 @@ public enum RESTAdapters {
     public static let source = SourceDescriptor(
         type: "rest", summary: "Polls REST endpoints for new events: ETags, cursors stored with their events, Retry-After.",
         options: NetworkOptions.auth + [
-            NetworkOptions.tls,
+            NetworkOptions.tls(serverName: false),
             AdapterOption("connect_timeout_s", .number, default: "5", "Seconds to connect"),
             AdapterOption("request_timeout_s", .number, default: "30", "Seconds for a whole request"),
             AdapterOption("max_page_bytes", .integer, default: "8388608", "Larger pages are refused; also the limit per item"),
@@ -44,7 +44,7 @@ extension RESTAdapters {
             AdapterOption("max_attempts", .integer, default: "10", "Failed attempts before an output is dead-lettered"),
             AdapterOption("request_timeout_s", .number, default: "10", "Seconds for one request"),
             AdapterOption("concurrency", .integer, default: "8", "Recipients served at once; each recipient's outputs stay in order"),
-            NetworkOptions.tls,
+            NetworkOptions.tls(serverName: false, pins: false),
         ],
         decode: { try WebhookSinkConfiguration(from: $0) })
 }

@@ -68,6 +68,12 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
         guard (1...256).contains(concurrency) else { throw ConfigurationError("must be between 1 and 256", keyPath: "concurrency") }
         try auth.validate()
         try tls.validate()
+        if tls.serverName != nil {
+            throw ConfigurationError("the webhook sink verifies the URL's host; put that name in the URL", keyPath: "tls.server_name")
+        }
+        if !tls.pins.isEmpty {
+            throw ConfigurationError("the webhook sink does not pin keys; trust a dedicated CA with ca_file instead", keyPath: "tls.pins")
+        }
     }
 
     /// Builds the sink (reads the secret file; does not connect).
