@@ -50,15 +50,20 @@ struct RESTPoller: Sendable {
     func run() async {
         var backoff = context.reconnect
         var lastUnreadable: [UInt8]?
+        var reachable = false
         while !Task.isCancelled, !context.shutdown.isTriggered {
             let delay: Double
             do {
                 try await poll(lastUnreadable: &lastUnreadable)
                 backoff.reset()
                 health(true)
+                // A "connect" for a polled endpoint: the first good poll, and the first after failures.
+                if !reachable { context.metrics.connects.increment() }
+                reachable = true
                 delay = endpoint.intervalSeconds * (1 + endpoint.jitter * Double.random(in: -1...1))
             } catch {
                 health(false)
+                reachable = false
                 context.metrics.connectionFailures.increment()
                 delay = error.retryAfter ?? backoff.nextDelaySeconds()
                 context.logger.warning("Poll failed; retrying.", metadata: [
