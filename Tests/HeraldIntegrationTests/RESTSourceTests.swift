@@ -44,6 +44,29 @@ struct RESTSourceTests {
         #expect(status.contains("\"events/cursor\":\"15\""), "\(status)")
     }
 
+    @Test("Last-Modified: unchanged data costs a 304; new data is fetched")
+    func lastModified() async throws {
+        let world = try UpstreamWorld(prefix: "herald-rest-lm")
+        let server = try await ChatServer(.rest, in: world.directory, arguments: ["--page-size", "5", "--validators", "last-modified"])
+        try server.append(FeedEvents.conversation(7))
+        try world.configure(Self.source(port: server.port).replacingOccurrences(of: "    token_file: TOKEN_FILE\n", with: ""))
+        try world.start()
+        try await world.waitForMessages(7)
+        try await world.waitFor("two conditional polls answered 304") {
+            try server.log("requests").filter { $0["status"] as? Int == 304 && $0["if_modified_since"] as? String != nil }.count >= 2
+        }
+        try server.append(FeedEvents.conversation(3, start: 7))
+        try await world.waitForMessages(10)
+        // The new date is stored with the last page and sent from then on.
+        let before = try server.log("requests").count
+        try await world.waitFor("a 304 for the new date") {
+            let stored = try world.store().checkpoint(source: "backend", key: "events/last_modified")
+            return try server.log("requests").dropFirst(before).contains {
+                $0["status"] as? Int == 304 && $0["if_modified_since"] as? String == stored && stored != nil
+            }
+        }
+    }
+
     @Test("pages follow Link rel=next headers")
     func linkPagination() async throws {
         let world = try UpstreamWorld(prefix: "herald-rest-link")

@@ -58,6 +58,7 @@ class ControlHandler(BaseHTTPRequestHandler):
         with STATE.lock:
             if self.path == "/append":
                 STATE.events.extend(body["events"])
+                STATE.modified_at += 1
             elif self.path == "/faults":
                 STATE.faults.extend(body["faults"])
             elif self.path == "/hook_responses":
@@ -109,6 +110,7 @@ def main():
     parser.add_argument("--max-tls", choices=["1.1", "1.2", "1.3"])
     parser.add_argument("--client-ca", help="require a client certificate signed by this CA (mutual TLS)")
     parser.add_argument("--page-size", type=int, default=100)
+    parser.add_argument("--validators", choices=["etag", "last-modified"], default="etag", help="how REST pages are validated")
     parser.add_argument("--preload", type=int, default=0, help="synthetic messages to serve from the start")
     parser.add_argument("--chats", type=int, default=1000)
     parser.add_argument("--members", type=int, default=2)
@@ -122,6 +124,7 @@ def main():
         return
     STATE.page_size = args.page_size
     STATE.hook_delay = args.hook_delay
+    STATE.validators = args.validators
     STATE.events = preload(args.preload, args.chats, args.members)
     context = None
     if args.cert:

@@ -2,6 +2,7 @@
 import hashlib
 import json
 import time
+from email.utils import formatdate
 from http.server import BaseHTTPRequestHandler
 from urllib.parse import parse_qs, urlparse
 
@@ -18,6 +19,7 @@ class RESTHandler(BaseHTTPRequestHandler):
         with STATE.lock:
             STATE.requests.append({"method": self.command, "path": self.path, "status": status,
                                    "if_none_match": self.headers.get("If-None-Match"),
+                                   "if_modified_since": self.headers.get("If-Modified-Since"),
                                    "authorization": self.headers.get("Authorization"), "time": time.time()})
 
     def reply(self, status, body=b"", headers=None):
@@ -60,6 +62,13 @@ class RESTHandler(BaseHTTPRequestHandler):
                 headers["Link"] = f'</linked?page={page + 1}>; rel="next"'
         else:
             return self.reply(404)
+        if STATE.validators == "last-modified":
+            # Last-Modified: when the events last changed (seconds resolution, as HTTP dates are).
+            modified = formatdate(STATE.modified_at, usegmt=True)
+            if self.headers.get("If-Modified-Since") == modified:
+                return self.reply(304, b"", {"Last-Modified": modified})
+            headers["Last-Modified"] = modified
+            return self.reply(200, body, headers)
         etag = '"' + hashlib.sha1(body).hexdigest()[:16] + '"'
         if self.headers.get("If-None-Match") == etag:
             return self.reply(304, b"", {"ETag": etag})

@@ -21,6 +21,8 @@ class State:
         self.hook_delay = 0
         self.hooks_in_flight = 0
         self.hook_status = {}
+        self.validators = "etag"
+        self.modified_at = int(time.time()) - 3600
 
     def snapshot(self):
         with self.lock:
