@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -36,6 +36,16 @@ step("router only (in-process, batches of 1000)")
 let routerOnly = try routerPhase(workload, directory: directory)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s")
 if arguments.contains("--router-only") { exit(0) }
+if arguments.contains("--herald-only") {
+    // A quick A/B of Herald's MQTT intake alone (no mosquitto_sub, tail, webhook, upstream or latency phases).
+    step("Herald live")
+    let live = try await heraldPhase(workload, backlog: false, directory: directory)
+    step("Herald backlog")
+    let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
+    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000)   "
+          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000)")
+    exit(0)
+}
 step("mosquitto_sub live (\(workload.messages) messages)")
 let subLive = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
 step("mosquitto_sub backlog")
