@@ -125,7 +125,7 @@ struct WebSocketSourceTests {
         #expect(!FileManager.default.fileExists(atPath: world.storePath))
     }
 
-    @Test("an oversize message is dead-lettered, the connection closes with 1009, the stream goes on; bad UTF-8 closes with 1007")
+    @Test("an oversize message is dead-lettered, the connection closes with 1009, the stream goes on; bad UTF-8 closes with 1007, a reserved opcode with 1002")
     func oversizeAndInvalidUTF8() async throws {
         let world = try UpstreamWorld(prefix: "herald-ws-limits")
         let server = try await ChatServer(.ws, in: world.directory)
@@ -141,6 +141,11 @@ struct WebSocketSourceTests {
         try server.control("/ws", ["raw": [["bad_utf8": true]]])
         try await eventually("close 1007 seen by the server") {
             try server.log("connections").contains { $0["close_code"] as? Int == 1007 }
+        }
+        // A frame with a reserved opcode is a protocol violation: close 1002.
+        try server.control("/ws", ["raw": [["opcode": 3]]])
+        try await eventually("close 1002 seen by the server") {
+            try server.log("connections").contains { $0["close_code"] as? Int == 1002 }
         }
         try server.append(FeedEvents.conversation(3))
         try await world.waitForMessages(3)

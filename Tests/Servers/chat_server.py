@@ -13,7 +13,7 @@ The control port (plain HTTP, JSON) changes behaviour while it runs and reports 
   POST /faults {"faults":[{"status":429,"retry_after":"1"}, {"garbage":true}, ...]}   next REST answers
   POST /hook_responses {"responses":[{"status":503,"retry_after":"1"}, {"status":410}]}   next webhook answers
   POST /hook_status {"notify":410}              a status every answer of /hooks/notify has from now on
-  POST /ws {"ignore_pings":true, "drop_after":N, "hold_at":N|null, "drop_now":true, "raw":[{"size":N} | {"bad_utf8":true} | {"text":"…"}]}
+  POST /ws {"ignore_pings":true, "drop_after":N, "hold_at":N|null, "drop_now":true, "raw":[{"size":N} | {"bad_utf8":true} | {"text":"…"} | {"opcode":N}]}
            hold_at: send events only up to that count; drop_now: cut every open connection (no close frame)
   GET  /log  -> {"requests":[...], "hooks":[...], "connections":[...], "events":N}
 

@@ -145,7 +145,9 @@ class WSHandler(socketserver.BaseRequestHandler):
                         STATE.lock.wait(0.05)
                         continue
                 if raw is not None:
-                    if "text" in raw:
+                    if "opcode" in raw:
+                        send(frame(raw["opcode"], b"reserved"))
+                    elif "text" in raw:
                         send(frame(0x1, raw["text"].encode()))
                     elif raw.get("bad_utf8"):
                         send(frame(0x1, b'{"type":"message.received","body":"\xff\xfe"}'))
