@@ -34,6 +34,14 @@ public struct FieldMapping: Codable, Sendable, Hashable {
         case id, from, to, body, sentAt = "sent_at", chat, upTo = "up_to", readAt = "read_at", members, state, type, user
     }
 
+    /// Checks that every pointer that is set is a JSON pointer; `keyPath` is where the mapping sits
+    /// (e.g. `mapping`, `endpoints[0].mapping`).
+    public func validatePointers(keyPath: String) throws(ConfigurationError) {
+        for (key, pointer) in configuredPointers where !(pointer.isEmpty || pointer.hasPrefix("/")) {
+            throw ConfigurationError("\"\(pointer)\" is not a JSON pointer (it must start with /)", keyPath: "\(keyPath).\(key)")
+        }
+    }
+
     /// Every pointer that is set, with its key, for validation.
     public var configuredPointers: [(key: String, pointer: String)] {
         let all: [(String, String?)] = [("id", id), ("from", from), ("to", to), ("body", body), ("sent_at", sentAt),

@@ -55,9 +55,7 @@ public struct RESTEndpoint: Decodable, Sendable {
         guard items.isEmpty || items.hasPrefix("/") else {
             throw ConfigurationError("must be a JSON pointer like /items, or \"\" for the whole page", keyPath: "\(keyPath).items")
         }
-        for (key, pointer) in mapping.configuredPointers where !pointer.isEmpty && !pointer.hasPrefix("/") {
-            throw ConfigurationError("must be a JSON pointer starting with /", keyPath: "\(keyPath).mapping.\(key)")
-        }
+        try mapping.validatePointers(keyPath: "\(keyPath).mapping")
         try cursor?.validate(keyPath: "\(keyPath).cursor")
     }
 

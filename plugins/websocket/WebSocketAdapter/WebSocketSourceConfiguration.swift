@@ -81,9 +81,7 @@ public struct WebSocketSourceConfiguration: SourceConfiguration, Decodable {
         guard (1...10_000).contains(maxBatch) else { throw ConfigurationError("must be between 1 and 10000", keyPath: "max_batch") }
         guard stableAfterSeconds >= 0 else { throw ConfigurationError("must be >= 0", keyPath: "stable_after_s") }
         try resume?.validate()
-        for (key, pointer) in mapping.configuredPointers where !pointer.isEmpty && !pointer.hasPrefix("/") {
-            throw ConfigurationError("must be a JSON pointer starting with /", keyPath: "mapping.\(key)")
-        }
+        try mapping.validatePointers(keyPath: "mapping")
     }
 
     /// Builds the source.

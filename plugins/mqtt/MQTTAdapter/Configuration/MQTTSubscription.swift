@@ -47,9 +47,7 @@ public struct MQTTSubscription: Decodable, Sendable {
                 "\(event.rawValue) is a client event: its topic must capture the acting user as {user} (the broker's ACL protects it)",
                 keyPath: "topic")
         }
-        for (key, pointer) in mapping.configuredPointers where !(pointer.isEmpty || pointer.hasPrefix("/")) {
-            throw ConfigurationError("\"\(pointer)\" is not a JSON pointer (it must start with /)", keyPath: "mapping.\(key)")
-        }
+        try mapping.validatePointers(keyPath: "mapping")
         return template
     }
 }
