@@ -1,4 +1,5 @@
 import Foundation
+import NetworkAdapterSupport
 public import HeraldPluginAPI
 
 /// One polled endpoint of a `type: rest` source: where, how often, where the events sit in a page,
@@ -64,13 +65,7 @@ public struct RESTEndpoint: Decodable, Sendable {
         guard let value, let cursor else { return url }
         switch cursor.from {
         case .link: return value
-        case .field:
-            guard var components = URLComponents(string: url) else { return url }
-            var query = components.queryItems ?? []
-            query.removeAll { $0.name == cursor.param }
-            query.append(URLQueryItem(name: cursor.param, value: value))
-            components.queryItems = query
-            return components.string ?? url
+        case .field: return URLQuery.setting(cursor.param, to: value, in: url)
         }
     }
 }

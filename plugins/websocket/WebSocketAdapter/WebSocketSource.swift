@@ -79,14 +79,8 @@ public struct WebSocketSource: SourceAdapter {
     }
 
     func connectURL(resumingAfter lastID: String?) -> String {
-        guard let lastID, let parameter = configuration.resume?.queryParam, var components = URLComponents(string: configuration.url) else {
-            return configuration.url
-        }
-        var query = components.queryItems ?? []
-        query.removeAll { $0.name == parameter }
-        query.append(URLQueryItem(name: parameter, value: lastID))
-        components.queryItems = query
-        return components.string ?? configuration.url
+        guard let lastID, let parameter = configuration.resume?.queryParam else { return configuration.url }
+        return URLQuery.setting(parameter, to: lastID, in: configuration.url)
     }
 
     func clientConfiguration(resumingAfter lastID: String?) throws -> WebSocketClientConfiguration {
