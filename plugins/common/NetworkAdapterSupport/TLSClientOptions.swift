@@ -47,8 +47,17 @@ public struct TLSClientOptions: Decodable, Sendable, Hashable {
         insecureSkipVerify = try container.decodeIfPresent(Bool.self, forKey: .insecureSkipVerify) ?? false
     }
 
-    /// Offline checks; `keyPath` is where the block sits (e.g. `tls`).
-    public func validate(keyPath: String = "tls") throws(ConfigurationError) {
+    /// Offline checks; `keyPath` is where the block sits (e.g. `tls`). An adapter whose client library
+    /// cannot honour `server_name` or `pins` says so here, as it leaves them out of
+    /// ``NetworkOptions/tls(serverName:pins:)``.
+    public func validate(keyPath: String = "tls", serverName allowsServerName: Bool = true,
+                         pins allowsPins: Bool = true) throws(ConfigurationError) {
+        if !allowsServerName, serverName != nil {
+            throw ConfigurationError("this adapter verifies the URL's host; put that name in the URL", keyPath: "\(keyPath).server_name")
+        }
+        if !allowsPins, !pins.isEmpty {
+            throw ConfigurationError("this adapter does not pin keys; trust a dedicated CA with ca_file instead", keyPath: "\(keyPath).pins")
+        }
         for (key, file) in [("ca_file", caFile), ("cert_file", certFile), ("key_file", keyFile)] {
             if let file, !FileManager.default.isReadableFile(atPath: file) {
                 throw ConfigurationError("cannot read \(file)", keyPath: "\(keyPath).\(key)")

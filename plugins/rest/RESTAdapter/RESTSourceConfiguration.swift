@@ -48,10 +48,7 @@ public struct RESTSourceConfiguration: SourceConfiguration, Decodable {
             }
         }
         try auth.validate()
-        try tls.validate()
-        if tls.serverName != nil {
-            throw ConfigurationError("the REST source verifies the URL's host; put that name in the URL", keyPath: "tls.server_name")
-        }
+        try tls.validate(serverName: false)
         guard connectTimeoutSeconds > 0 else { throw ConfigurationError("must be > 0", keyPath: "connect_timeout_s") }
         guard requestTimeoutSeconds > 0 else { throw ConfigurationError("must be > 0", keyPath: "request_timeout_s") }
         guard (1024...(256 << 20)).contains(maxPageBytes) else {
