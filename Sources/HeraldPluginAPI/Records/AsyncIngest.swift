@@ -16,26 +16,21 @@ public struct AsyncIngest: Sendable {
 
     /// Commits `records` and `checkpoints` in one transaction; see ``IngestHandle/commit(_:checkpoints:)``.
     public func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint] = []) async throws(IngestError) -> IngestReport {
-        let handle = handle
-        let result: Result<IngestReport, IngestError> = await withCheckedContinuation { continuation in
-            queue.async {
-                do throws(IngestError) {
-                    continuation.resume(returning: .success(try handle.commit(records, checkpoints: checkpoints)))
-                } catch {
-                    continuation.resume(returning: .failure(error))
-                }
-            }
-        }
-        return try result.get()
+        try await onQueue { handle throws(IngestError) in try handle.commit(records, checkpoints: checkpoints) }
     }
 
     /// Reads a committed checkpoint.
     public func checkpoint(source: String, key: String) async throws(IngestError) -> String? {
+        try await onQueue { handle throws(IngestError) in try handle.checkpoint(source: source, key: key) }
+    }
+
+    /// Runs `body` on the source's queue while the calling task is suspended.
+    private func onQueue<T: Sendable>(_ body: @escaping @Sendable (any IngestHandle) throws(IngestError) -> T) async throws(IngestError) -> T {
         let handle = handle
-        let result: Result<String?, IngestError> = await withCheckedContinuation { continuation in
+        let result: Result<T, IngestError> = await withCheckedContinuation { continuation in
             queue.async {
                 do throws(IngestError) {
-                    continuation.resume(returning: .success(try handle.checkpoint(source: source, key: key)))
+                    continuation.resume(returning: .success(try body(handle)))
                 } catch {
                     continuation.resume(returning: .failure(error))
                 }
