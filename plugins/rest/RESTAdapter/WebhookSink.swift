@@ -57,6 +57,13 @@ public final class WebhookSink: SinkAdapter {
     /// when everything is confirmed; otherwise throws for the first unconfirmed envelope in batch order (the
     /// ones after it may have been delivered already and are sent again later with the same `webhook-id`).
     public func deliver(_ batch: [OutboxEnvelope]) async throws(SinkError) -> Int {
+        // Headers (and a token file) are read once per batch, not once per request.
+        let headers: [(name: String, value: Secret)]
+        do {
+            headers = try configuration.auth.resolve()
+        } catch {
+            throw SinkError("\(error)")
+        }
         var lanes: [UserID: [Int]] = [:]
         var order: [UserID] = []
         for (index, envelope) in batch.enumerated() {
@@ -73,7 +80,7 @@ public final class WebhookSink: SinkAdapter {
                     let lane = (lanes[order[next]] ?? []).map { ($0, batch[$0]) }
                     next += 1
                     running += 1
-                    group.addTask { await self.deliverLane(lane) }
+                    group.addTask { await self.deliverLane(lane, headers: headers) }
                 }
                 guard let results = await group.next() else { break }
                 running -= 1
@@ -89,11 +96,11 @@ public final class WebhookSink: SinkAdapter {
     }
 
     /// Delivers one recipient's envelopes in order, stopping at the first failure.
-    private func deliverLane(_ lane: [(Int, OutboxEnvelope)]) async -> [(Int, SinkError?)] {
+    private func deliverLane(_ lane: [(Int, OutboxEnvelope)], headers: [(name: String, value: Secret)]) async -> [(Int, SinkError?)] {
         var results: [(Int, SinkError?)] = []
         for (index, envelope) in lane {
             do {
-                try await deliverOne(envelope)
+                try await deliverOne(envelope, headers: headers)
                 results.append((index, nil))
             } catch {
                 results.append((index, error))
@@ -104,7 +111,7 @@ public final class WebhookSink: SinkAdapter {
     }
 
     /// One envelope: confirmed, or the reason it is not (retry later or dead-letter it).
-    private func deliverOne(_ envelope: OutboxEnvelope) async throws(SinkError) {
+    private func deliverOne(_ envelope: OutboxEnvelope, headers: [(name: String, value: Secret)]) async throws(SinkError) {
         guard let url = endpoints[envelope.kind] else { return }
         let lastAttempt = envelope.attempts + 1 >= configuration.maxAttempts
         if disabled.withLock({ $0.contains(url) }) {
@@ -113,7 +120,7 @@ public final class WebhookSink: SinkAdapter {
         let status: Int
         let retryAfter: String?
         do {
-            (status, retryAfter) = try await post(envelope, to: url)
+            (status, retryAfter) = try await post(envelope, to: url, headers: headers)
         } catch {
             throw SinkError("POST \(url) failed: \(error)", undeliverable: lastAttempt)
         }
@@ -132,13 +139,13 @@ public final class WebhookSink: SinkAdapter {
     }
 
     /// One signed POST; returns the status and the `Retry-After` header.
-    private func post(_ envelope: OutboxEnvelope, to url: String) async throws -> (Int, String?) {
+    private func post(_ envelope: OutboxEnvelope, to url: String, headers: [(name: String, value: Secret)]) async throws -> (Int, String?) {
         let body = Self.body(for: envelope)
         let id = "\(name)-\(envelope.sequence)"
         let timestamp = Int64(Date().timeIntervalSince1970)
         var request = HTTPClientRequest(url: url)
         request.method = .POST
-        for header in try configuration.auth.resolve() { request.headers.replaceOrAdd(name: header.name, value: header.value.value) }
+        for header in headers { request.headers.replaceOrAdd(name: header.name, value: header.value.value) }
         request.headers.add(name: "Content-Type", value: "application/json")
         request.headers.add(name: "User-Agent", value: "herald")
         request.headers.add(name: "webhook-id", value: id)
