@@ -6,7 +6,7 @@ import Metrics
 
 /// The store's ceiling: the same workload normalised and committed in-process in batches of 1000,
 /// with no broker. Separates Herald's own cost from the network path.
-func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double) {
+func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double, commitCPUPerThousand: Double) {
     let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: .full)
     let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("push", Set(OutputKind.allCases))]),
                              clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
@@ -24,9 +24,18 @@ func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> 
     }
     let normaliseSeconds = seconds(ContinuousClock.now - normaliseStart)
     let commitStart = ContinuousClock.now
+    let cpuStart = processCPUSeconds()
     for start in stride(from: 0, to: records.count, by: 1000) {
         _ = try router.commit(Array(records[start..<min(start + 1000, records.count)]))
     }
     let commitSeconds = seconds(ContinuousClock.now - commitStart)
-    return (Double(workload.messages) / normaliseSeconds, Double(workload.messages) / commitSeconds)
+    let cpu = processCPUSeconds() - cpuStart
+    return (Double(workload.messages) / normaliseSeconds, Double(workload.messages) / commitSeconds, cpu / Double(workload.messages) * 1000)
+}
+
+/// CPU seconds this process has used (user + system); unlike wall time, not inflated by a busy host.
+func processCPUSeconds() -> Double {
+    var time = timespec()
+    clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &time)
+    return Double(time.tv_sec) + Double(time.tv_nsec) / 1e9
 }

@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -34,8 +34,19 @@ func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n"
 if arguments.contains("--probe") { try statementProbe(path: directory.path("probe.sqlite")); exit(0) }
 step("router only (in-process, batches of 1000)")
 let routerOnly = try routerPhase(workload, directory: directory)
-print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s")
+print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
+      + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
 if arguments.contains("--router-only") { exit(0) }
+if let rate = option("--latency-only").flatMap(Double.init) {
+    // A quick look at latency alone, at a given publish rate.
+    var load = workload
+    load.messages = min(workload.messages / 4, 50_000)
+    step("latency at \(format(rate)) msg/s, \(load.messages) messages")
+    let latency = try await latencyPhase(load, rate: rate, directory: directory)
+    print("publish→commit p50 \(latency.commit.valueAtPercentile(50)) ms p99 \(latency.commit.valueAtPercentile(99)) ms max \(latency.commit.max) ms; "
+          + "publish→notification p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms")
+    exit(0)
+}
 if arguments.contains("--herald-only") {
     // A quick A/B of Herald's MQTT intake alone (no mosquitto_sub, tail, webhook, upstream or latency phases).
     step("Herald live")
@@ -91,7 +102,7 @@ extension String {
 print("""
 
     Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats of \(workload.members) members, 2000 users, store durability \(durability)
-    in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s (store ceiling, no broker)
+    in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s, CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000 msgs (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
     stalled tail client (asks for everything, never reads): \(format(stalledLive.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(stalledLive.rate / plainLive.rate, 2)) (target ≈ 1.0), peak RSS \(format(stalledLive.peakRSSMiB ?? 0, 1)) MiB

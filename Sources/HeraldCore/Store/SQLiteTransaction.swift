@@ -18,19 +18,29 @@ struct SQLiteTransaction: ChatTransaction {
         try flushUnreadIncrements()
         let rows = cache.outbox
         cache.outbox = []
-        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5,
-                           rows: rows.map { [$0.sink, $0.recipient, $0.kind, $0.payload, $0.createdAt] })
+        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5, count: rows.count) { index, values in
+            let row = rows[index]
+            values.append(row.sink.databaseValue)
+            values.append(row.recipient.databaseValue)
+            values.append(row.kind.databaseValue)
+            values.append(row.payload.databaseValue)
+            values.append(row.createdAt.databaseValue)
+        }
     }
 
-    /// Inserts `rows` with multi-row statements of up to 64 rows (`sql` + placeholders + `suffix`).
-    private func insertInChunks(_ sql: String, columns: Int, suffix: String = "", rows: [[any DatabaseValueConvertible]]) throws {
+    /// Inserts `count` rows with multi-row statements of up to 64 rows (`sql` + placeholders + `suffix`);
+    /// `row(index, &values)` appends one row's `columns` values.
+    private func insertInChunks(_ sql: String, columns: Int, suffix: String = "", count: Int,
+                                row: (Int, inout [DatabaseValue]) -> Void) throws {
         let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
         var index = 0
-        while index < rows.count {
-            let chunk = min(64, rows.count - index)
-            var arguments = StatementArguments()
-            for row in rows[index..<(index + chunk)] { arguments += StatementArguments(row) }
-            try run(sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix, arguments)
+        var values: [DatabaseValue] = []
+        values.reserveCapacity(64 * columns)
+        while index < count {
+            let chunk = min(64, count - index)
+            values.removeAll(keepingCapacity: true)
+            for offset in index..<(index + chunk) { row(offset, &values) }
+            try run(sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix, StatementArguments(values))
             index += chunk
         }
     }
@@ -119,16 +129,29 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func addPendingRead(user: UserID, chat: ChatID, upTo: MessageID, readAt: Timestamp) throws {
+        _ = try chatsWithPendingReads()
+        cache.chatsWithPendingReads?.insert(chat)
         try run("INSERT INTO pending_reads(chat, message_id, user, read_at) VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)",
                 [chat.rawValue, upTo.rawValue, user.rawValue, readAt.milliseconds])
     }
 
     func takePendingReads(chat: ChatID, upTo: MessageID) throws -> [(user: UserID, readAt: Timestamp)] {
+        // Reads rarely arrive before their message: most chats have none waiting, and knowing which
+        // do saves a query per message.
+        guard try chatsWithPendingReads().contains(chat) else { return [] }
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT user, read_at FROM pending_reads WHERE chat = ? AND message_id = ?"),
                                     arguments: [chat.rawValue, upTo.rawValue])
         guard !rows.isEmpty else { return [] }
         try run("DELETE FROM pending_reads WHERE chat = ? AND message_id = ?", [chat.rawValue, upTo.rawValue])
         return rows.map { (UserID($0["user"] as String), Timestamp(milliseconds: $0["read_at"])) }
+    }
+
+    /// Chats with at least one pending read (read once, then kept current by this writer).
+    private func chatsWithPendingReads() throws -> Set<ChatID> {
+        if let known = cache.chatsWithPendingReads { return known }
+        let chats = Set(try String.fetchAll(db.cachedStatement(sql: "SELECT DISTINCT chat FROM pending_reads")).map { ChatID($0) })
+        cache.chatsWithPendingReads = chats
+        return chats
     }
 
     func unread(user: UserID, chat: ChatID) throws -> Int {
@@ -143,12 +166,17 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     private func flushUnreadIncrements() throws {
-        let rows = cache.unreadIncrements.flatMap { user, chats in
-            chats.map { [user.rawValue, $0.key.rawValue, $0.value] as [any DatabaseValueConvertible] }
+        var rows: [(user: String, chat: String, count: Int)] = []
+        for (user, chats) in cache.unreadIncrements {
+            for (chat, count) in chats { rows.append((user.rawValue, chat.rawValue, count)) }
         }
         cache.unreadIncrements = [:]
         try insertInChunks("INSERT INTO unread(user, chat, count) VALUES ", columns: 3,
-                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", rows: rows)
+                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", count: rows.count) { index, values in
+            values.append(rows[index].user.databaseValue)
+            values.append(rows[index].chat.databaseValue)
+            values.append(rows[index].count.databaseValue)
+        }
     }
 
     func setUnread(user: UserID, chat: ChatID, count: Int) throws {

@@ -9,6 +9,8 @@ final class SQLiteTransactionCache {
     var memberships: [ChatID: ChatMembership] = [:]
     var readPositions: [ChatID: [UserID: MessageKey]] = [:]
     var presence: [ChatID: [UserID: Timestamp]] = [:]
+    /// Chats with pending reads; `nil` until first needed. A superset is harmless (one query finds none).
+    var chatsWithPendingReads: Set<ChatID>?
     var outbox: [OutboxRow] = []
     /// Unread increments not yet written, per user and chat (written in bulk before commit).
     var unreadIncrements: [UserID: [ChatID: Int]] = [:]

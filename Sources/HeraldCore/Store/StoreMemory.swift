@@ -12,6 +12,7 @@ final class StoreMemory: Sendable {
         var memberships: [ChatID: ChatMembership] = [:]
         var readPositions: [ChatID: [UserID: MessageKey]] = [:]
         var presence: [ChatID: [UserID: Timestamp]] = [:]
+        var chatsWithPendingReads: Set<ChatID>?
     }
 
     private let contents = Mutex(Contents())
@@ -34,6 +35,7 @@ final class StoreMemory: Sendable {
             cache.memberships = remembered.memberships
             cache.readPositions = remembered.readPositions
             cache.presence = remembered.presence
+            cache.chatsWithPendingReads = remembered.chatsWithPendingReads
         }
         return cache
     }
@@ -42,11 +44,13 @@ final class StoreMemory: Sendable {
     func commit(_ cache: SQLiteTransactionCache, dataVersion: Int) {
         var kept = Contents(dataVersion: dataVersion)
         let size = cache.badges.count + cache.memberships.count + cache.readPositions.count + cache.presence.count
+            + (cache.chatsWithPendingReads?.count ?? 0)
         if size <= maximumEntries {
             kept.badges = cache.badges
             kept.memberships = cache.memberships
             kept.readPositions = cache.readPositions
             kept.presence = cache.presence
+            kept.chatsWithPendingReads = cache.chatsWithPendingReads
         }
         contents.withLock { $0 = kept }
     }
