@@ -32,6 +32,7 @@ public final class MosquittoBroker: Sendable {
             autosave_interval 1
             max_queued_messages 0
             max_inflight_messages 1000
+            set_tcp_nodelay true
             \(extraConfig)
             """)
         current = Mutex(nil)

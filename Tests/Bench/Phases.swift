@@ -89,7 +89,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
 /// Paced load at `rate` with a live sink: publish→commit latency from the store (ms resolution) and
 /// publish→notification latency measured by a subscriber in this process (µs resolution).
 func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirectory) async throws
-    -> (commit: Histogram<UInt64>, notification: Histogram<UInt64>) {
+    -> (commit: Histogram<UInt64>, notification: Histogram<UInt64>, broker: Histogram<UInt64>) {
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: directory.path("latency.sqlite"))
     configuration.durability = workload.durability
@@ -102,11 +102,20 @@ func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirect
         let stamp = Int64(message.text[range.upperBound...].prefix { $0.isNumber }) ?? 0
         samples.add(nowMicros() - stamp)
     }
+    // Baseline from the same run: a plain C-client subscriber on the input topics (publish→broker→client).
+    let baselineSamples = LatencySamples()
+    let baseline = try await TestMQTTClient(port: broker.port, subscriptions: ["chats/+/messages"]) { message in
+        guard let range = message.text.range(of: "\"body\":\"t=") else { return }
+        let stamp = Int64(message.text[range.upperBound...].prefix { $0.isNumber }) ?? 0
+        baselineSamples.add(nowMicros() - stamp)
+    }
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
     try await eventually("all committed") { try store.statistics().messages >= workload.messages }
     try await eventually("notifications received", timeout: .seconds(60)) { samples.count >= workload.messages }
     try await subscriber.close()
+    try await eventually("baseline subscriber received all", timeout: .seconds(60)) { baselineSamples.count >= workload.messages }
+    try await baseline.close()
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
 
@@ -114,7 +123,9 @@ func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirect
     for latency in try store.messageLatenciesMilliseconds() { _ = commit.record(UInt64(max(0, latency))) }
     var notification = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
     for value in samples.values { _ = notification.record(UInt64(max(0, value))) }
-    return (commit, notification)
+    var brokerPath = Histogram<UInt64>(highestTrackableValue: 3_600_000_000, numberOfSignificantValueDigits: .three)
+    for value in baselineSamples.values { _ = brokerPath.record(UInt64(max(0, value))) }
+    return (commit, notification, brokerPath)
 }
 
 /// Latency samples from the subscriber's network thread.

@@ -44,7 +44,8 @@ if let rate = option("--latency-only").flatMap(Double.init) {
     step("latency at \(format(rate)) msg/s, \(load.messages) messages")
     let latency = try await latencyPhase(load, rate: rate, directory: directory)
     print("publish→commit p50 \(latency.commit.valueAtPercentile(50)) ms p99 \(latency.commit.valueAtPercentile(99)) ms max \(latency.commit.max) ms; "
-          + "publish→notification p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms")
+          + "publish→notification p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms; "
+          + "publish→plain subscriber p50 \(format(Double(latency.broker.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.broker.valueAtPercentile(99)) / 1000, 2)) ms")
     exit(0)
 }
 if arguments.contains("--herald-only") {

@@ -26,10 +26,13 @@ struct PayloadReader {
         return text
     }
 
-    static func checkIdentifier(_ text: String, field: String, pointer: String) throws(Rejection) {
-        guard !text.isEmpty, text.utf8.count <= EventPayloadDecoder.maxIdentifierLength,
-              !text.contains(where: { "/+#\0".contains($0) }) else {
-            throw Rejection(.invalidField, "field \(field) (\(pointer)): \"\(text.prefix(40))\" is not a valid identifier")
+    /// Byte-wise (the forbidden characters are ASCII, so no UTF-8 sequence can hide one); this runs
+    /// for every identifier of every message.
+    static func checkIdentifier(_ text: String, field: String, pointer: @autoclosure () -> String) throws(Rejection) {
+        let bytes = text.utf8
+        guard !bytes.isEmpty, bytes.count <= EventPayloadDecoder.maxIdentifierLength,
+              !bytes.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "+") || $0 == UInt8(ascii: "#") || $0 == 0 }) else {
+            throw Rejection(.invalidField, "field \(field) (\(pointer())): \"\(text.prefix(40))\" is not a valid identifier")
         }
     }
 

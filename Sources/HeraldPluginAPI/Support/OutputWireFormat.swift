@@ -79,8 +79,14 @@ public enum OutputWireFormat {
 
 /// Writes one flat JSON object, field by field, in the order given.
 struct JSONObjectWriter {
-    private var bytes: [UInt8] = [UInt8(ascii: "{")]
+    private var bytes: [UInt8]
     private var first = true
+
+    init() {
+        bytes = []
+        bytes.reserveCapacity(256)
+        bytes.append(UInt8(ascii: "{"))
+    }
 
     private mutating func key(_ name: String) {
         if !first { bytes.append(UInt8(ascii: ",")) }
@@ -96,7 +102,7 @@ struct JSONObjectWriter {
 
     mutating func field<I: BinaryInteger>(_ name: String, _ value: I) {
         key(name)
-        bytes.append(contentsOf: Array(String(value).utf8))
+        bytes.append(contentsOf: String(value).utf8)
     }
 
     mutating func field(_ name: String, _ values: [String]) {

@@ -46,6 +46,9 @@ public final class MosquittoClient: @unchecked Sendable {
 
     private func configure(_ options: MosquittoOptions) throws(MosquittoError) {
         try MosquittoError.check(mosquitto_max_inflight_messages_set(handle, UInt32(max(0, options.maxInflight))), "set inflight window")
+        // Small packets (PUBACKs, single PUBLISHes) leave at once instead of waiting for the peer's
+        // delayed ACK (Nagle): otherwise a PUBACK can sit in the kernel for tens of milliseconds.
+        try MosquittoError.check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1), "set TCP_NODELAY")
         if options.username != nil || options.password != nil {
             try MosquittoError.check(mosquitto_username_pw_set(handle, options.username, options.password), "set credentials")
         }
