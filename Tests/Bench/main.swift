@@ -9,20 +9,26 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only] [--latency-only RATE]
+        USAGE: herald-bench [--herald PATH (default: the herald beside this binary)] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
         seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
-        Herald's live rate. Also: intake with a slow webhook receiver (50 ms per request) next to intake without
+        Herald's live rate, next to a plain C-client subscriber on the same broker (the baseline). Also: intake with a slow webhook receiver (50 ms per request) next to intake without
         it; a local WebSocket server pushing N messages and a REST server paging them 500 at a time, each next to the
         MQTT figures of the same run.
         """)
     exit(0)
 }
-if let path = option("--herald") { setenv("HERALD_BINARY", path, 1) }
+if let path = option("--herald") {
+    setenv("HERALD_BINARY", path, 1)
+} else if ProcessInfo.processInfo.environment["HERALD_BINARY"] == nil {
+    // Measure the release build beside this binary, never a debug build by accident.
+    let sibling = URL(fileURLWithPath: CommandLine.arguments[0]).deletingLastPathComponent().appendingPathComponent("herald").path
+    if FileManager.default.isExecutableFile(atPath: sibling) { setenv("HERALD_BINARY", sibling, 1) }
+}
 var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
 workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
@@ -113,4 +119,5 @@ print("""
     latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):
       publish→commit        p50 \(latency.commit.valueAtPercentile(50)) ms   p99 \(latency.commit.valueAtPercentile(99)) ms   max \(latency.commit.max) ms (target p99 ≤ 20 ms; ms resolution)
       publish→notification  p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.notification.max) / 1000, 2)) ms
+      baseline, publish→a plain C-client subscriber on the same broker: p50 \(format(Double(latency.broker.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.broker.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.broker.max) / 1000, 2)) ms
     """)
