@@ -31,7 +31,7 @@ public final class MosquittoBroker: Sendable {
             persistence_location \(persistence)
             autosave_interval 1
             max_queued_messages 0
-            max_inflight_messages 1000
+            max_inflight_messages 10000
             set_tcp_nodelay true
             \(extraConfig)
             """)

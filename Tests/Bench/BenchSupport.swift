@@ -12,6 +12,8 @@ struct Workload {
     var users = 2000
     /// Members per chat: each chat has its own fixed group; senders take turns, everyone else receives.
     var members = 4
+    /// Records per commit in the in-process phase (the MQTT source's `max_batch` default).
+    var batch = 1000
     /// Store durability of the Herald phases (`full` or `normal`).
     var durability = "full"
 

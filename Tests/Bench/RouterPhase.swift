@@ -4,7 +4,7 @@ import HeraldPluginAPI
 import HeraldTestKit
 import Metrics
 
-/// The store's ceiling: the same workload normalised and committed in-process in batches of 1000,
+/// The store's ceiling: the same workload normalised and committed in-process in batches of `workload.batch`,
 /// with no broker. Separates Herald's own cost from the network path.
 func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double, commitCPUPerThousand: Double) {
     let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: .full)
@@ -25,8 +25,8 @@ func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> 
     let normaliseSeconds = seconds(ContinuousClock.now - normaliseStart)
     let commitStart = ContinuousClock.now
     let cpuStart = processCPUSeconds()
-    for start in stride(from: 0, to: records.count, by: 1000) {
-        _ = try router.commit(Array(records[start..<min(start + 1000, records.count)]))
+    for start in stride(from: 0, to: records.count, by: workload.batch) {
+        _ = try router.commit(Array(records[start..<min(start + workload.batch, records.count)]))
     }
     let commitSeconds = seconds(ContinuousClock.now - commitStart)
     let cpu = processCPUSeconds() - cpuStart

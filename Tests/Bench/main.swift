@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH (default: the herald beside this binary)] [--messages N] [--members N] [--durability full|normal] [--router-only] [--herald-only] [--latency-only RATE]
+        USAGE: herald-bench [--herald PATH (default: the herald beside this binary)] [--messages N] [--members N] [--durability full|normal] [--batch N] [--router-only] [--herald-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -32,13 +32,14 @@ if let path = option("--herald") {
 var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
 workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
+workload.batch = max(1, Int(option("--batch") ?? "") ?? 1000)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
 
 if arguments.contains("--probe") { try statementProbe(path: directory.path("probe.sqlite")); exit(0) }
-step("router only (in-process, batches of 1000)")
+step("router only (in-process, batches of \(workload.batch))")
 let routerOnly = try routerPhase(workload, directory: directory)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
       + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
@@ -60,8 +61,8 @@ if arguments.contains("--herald-only") {
     let live = try await heraldPhase(workload, backlog: false, directory: directory)
     step("Herald backlog")
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
-    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000)   "
-          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000)")
+    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
+          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
     exit(0)
 }
 step("mosquitto_sub live (\(workload.messages) messages)")

@@ -24,7 +24,7 @@ public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
         topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? ""
         subscriptions = try container.decodeIfPresent([MQTTSubscription].self, forKey: .subscriptions) ?? MQTTSubscription.defaults
         maxPayloadBytes = try container.decodeIfPresent(Int.self, forKey: .maxPayloadBytes) ?? 64 * 1024
-        maxBatch = try container.decodeIfPresent(Int.self, forKey: .maxBatch) ?? 1000
+        maxBatch = try container.decodeIfPresent(Int.self, forKey: .maxBatch) ?? 3000
     }
 
     /// Offline checks: URL, client id, files, templates, limits.
