@@ -104,6 +104,18 @@ struct EventRouterTests {
         #expect(outputs.compactMap(\.receipt).map(\.recipient).contains("alice"))
     }
 
+    @Test func readBeforeItsMessageResolvesAfterTheWriterHadSeenNoPendingReads() throws {
+        // The writer remembers which chats have reads waiting; a read queued after it learned "none"
+        // must still be found when its message arrives.
+        let harness = try RouterHarness()
+        try harness.apply(message("c2", "x1", from: "alice", to: ["bob"], at: 500))
+        try harness.apply(read("bob", "c1", upTo: "m1"))
+        try harness.apply(message("c2", "x2", from: "alice", to: ["bob"], at: 600))
+        let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000))
+        #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 2, chats: ["c2": 2]))
+        #expect(outputs.compactMap(\.receipt).map(\.recipient) == ["alice"])
+    }
+
     @Test func previewIsCutTo120CharactersWithAnEllipsis() throws {
         let harness = try RouterHarness()
         let body = String(repeating: "é", count: 300)
