@@ -9,16 +9,24 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH (default: the herald beside this binary)] [--messages N] [--members N] [--durability full|normal] [--batch N] [--router-only] [--herald-only] [--latency-only RATE]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--batch N]
+                            [--router-only] [--herald-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
         seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
-        Herald's live rate, next to a plain C-client subscriber on the same broker (the baseline). Also: intake with a slow webhook receiver (50 ms per request) next to intake without
-        it; a local WebSocket server pushing N messages and a REST server paging them 500 at a time, each next to the
-        MQTT figures of the same run.
+        Herald's live rate, next to a plain C-client subscriber on the same broker (the baseline). Also: intake
+        with a slow webhook receiver (50 ms per request) next to intake without it; a local WebSocket server
+        pushing N messages and a REST server paging them 500 at a time, each next to the MQTT figures of the
+        same run.
+
+          --herald PATH        the herald to measure (default: the one beside this binary)
+          --batch N            records per commit in the in-process phase (default 1000)
+          --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
+          --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
+          --latency-only RATE  only the latency phase, publishing at RATE msg/s
         """)
     exit(0)
 }
