@@ -77,10 +77,10 @@ public final class EventRouter: IngestHandle {
             metrics.commitFailures.increment()
             throw IngestError("commit of \(records.count) records failed: \(error)")
         }
-        metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started)
+        let now = clock.now()
+        metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started, committedAt: now)
         totals.add(report)
         if !tapped.isEmpty, let tap {
-            let now = clock.now()
             for index in tapped.indices {
                 tapped[index].committedAt = now
                 tapped[index].commitLatencyMilliseconds = now.milliseconds - tapped[index].provenance.receivedAt.milliseconds

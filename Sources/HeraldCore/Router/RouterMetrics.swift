@@ -12,6 +12,9 @@ public final class RouterMetrics: Sendable {
     public let batchSize: Recorder
     /// Commit latency.
     public let commitDuration: Metrics.Timer
+    /// Per batch, how long its first record waited from receipt to commit: what reading, batching and
+    /// committing add to an event's latency.
+    public let ingestLag: Metrics.Timer
     /// Outputs queued in the outbox.
     public let outputsQueued: Counter
     /// Failed commits (nothing of the batch was stored).
@@ -22,6 +25,7 @@ public final class RouterMetrics: Sendable {
         self.factory = factory
         batchSize = Recorder(label: "herald_commit_batch_size", factory: factory)
         commitDuration = Metrics.Timer(label: "herald_commit_duration_seconds", factory: factory)
+        ingestLag = Metrics.Timer(label: "herald_ingest_lag_seconds", factory: factory)
         outputsQueued = Counter(label: "herald_outputs_queued_total", factory: factory)
         commitFailures = Counter(label: "herald_commit_failures_total", factory: factory)
     }
@@ -45,9 +49,12 @@ public final class RouterMetrics: Sendable {
         }
     }
 
-    func recordCommit(_ records: [SourceRecord], report: IngestReport, duration: Duration) {
+    func recordCommit(_ records: [SourceRecord], report: IngestReport, duration: Duration, committedAt: Timestamp) {
         batchSize.record(records.count)
         commitDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        if let first = records.first {
+            ingestLag.recordMilliseconds(max(0, committedAt.milliseconds - first.provenance.receivedAt.milliseconds))
+        }
         outputsQueued.increment(by: report.outputs)
         // Attribute to adapters: a batch normally comes from one adapter, so group cheaply.
         var byAdapter: [String: (events: Int, rejected: Int)] = [:]
