@@ -17,6 +17,13 @@ struct Workload {
     /// Store durability of the Herald phases (`full` or `normal`).
     var durability = "full"
 
+    /// The latency phase's load: a quarter of the messages, at most 50,000.
+    func forLatency() -> Workload {
+        var load = self
+        load.messages = min(messages / 4, 50_000)
+        return load
+    }
+
     func topic(_ index: Int) -> String { "chats/c\(index % chats)/messages" }
 
     /// A message whose body starts with the publish time in microseconds (read back from previews).

@@ -135,3 +135,19 @@ final class LatencySamples: Sendable {
     var count: Int { state.withLock { $0.count } }
     var values: [Int64] { state.withLock { $0 } }
 }
+
+/// The latency phase's lines, for the full report and `--latency-only` alike.
+func latencyReport(_ latency: (commit: Histogram<UInt64>, notification: Histogram<UInt64>, broker: Histogram<UInt64>),
+                   rate: Double, messages: Int) -> String {
+    func microseconds(_ histogram: Histogram<UInt64>) -> String {
+        "p50 \(format(Double(histogram.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(histogram.valueAtPercentile(99)) / 1000, 2)) ms   "
+            + "max \(format(Double(histogram.max) / 1000, 2)) ms"
+    }
+    let commit = latency.commit
+    return """
+        latency at \(format(rate)) msg/s (\(messages) messages):
+          publish→commit        p50 \(commit.valueAtPercentile(50)) ms   p99 \(commit.valueAtPercentile(99)) ms   max \(commit.max) ms (target p99 ≤ 20 ms; ms resolution)
+          publish→notification  \(microseconds(latency.notification))
+          baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))
+        """
+}

@@ -54,13 +54,9 @@ print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format
 if arguments.contains("--router-only") { exit(0) }
 if let rate = option("--latency-only").flatMap(Double.init) {
     // A quick look at latency alone, at a given publish rate.
-    var load = workload
-    load.messages = min(workload.messages / 4, 50_000)
+    let load = workload.forLatency()
     step("latency at \(format(rate)) msg/s, \(load.messages) messages")
-    let latency = try await latencyPhase(load, rate: rate, directory: directory)
-    print("publish→commit p50 \(latency.commit.valueAtPercentile(50)) ms p99 \(latency.commit.valueAtPercentile(99)) ms max \(latency.commit.max) ms; "
-          + "publish→notification p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms; "
-          + "publish→plain subscriber p50 \(format(Double(latency.broker.valueAtPercentile(50)) / 1000, 2)) ms p99 \(format(Double(latency.broker.valueAtPercentile(99)) / 1000, 2)) ms")
+    print(latencyReport(try await latencyPhase(load, rate: rate, directory: directory), rate: rate, messages: load.messages))
     exit(0)
 }
 if arguments.contains("--herald-only") {
@@ -93,8 +89,7 @@ let webSocket = try await upstreamPhase(workload, mode: .ws, directory: director
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
 let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
 let latencyRate = heraldLive.rate / 2
-var latencyLoad = workload
-latencyLoad.messages = min(workload.messages / 4, 50_000)
+let latencyLoad = workload.forLatency()
 step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages")
 let latency = try await latencyPhase(latencyLoad, rate: latencyRate, directory: directory)
 
@@ -125,8 +120,5 @@ print("""
     slow webhook receiver (50 ms per request): intake \(format(slowHook.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(slowHook.rate / plainLive.rate, 2)) (target ≈ 1.0); \(hooksDelivered) of the notifications delivered meanwhile, the rest wait in the outbox
     \(upstreamRow("WebSocket", webSocket))
     \(upstreamRow("REST", rest))
-    latency at \(format(latencyRate)) msg/s (\(latencyLoad.messages) messages):
-      publish→commit        p50 \(latency.commit.valueAtPercentile(50)) ms   p99 \(latency.commit.valueAtPercentile(99)) ms   max \(latency.commit.max) ms (target p99 ≤ 20 ms; ms resolution)
-      publish→notification  p50 \(format(Double(latency.notification.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.notification.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.notification.max) / 1000, 2)) ms
-      baseline, publish→a plain C-client subscriber on the same broker: p50 \(format(Double(latency.broker.valueAtPercentile(50)) / 1000, 2)) ms   p99 \(format(Double(latency.broker.valueAtPercentile(99)) / 1000, 2)) ms   max \(format(Double(latency.broker.max) / 1000, 2)) ms
+    \(latencyReport(latency, rate: latencyRate, messages: latencyLoad.messages))
     """)
