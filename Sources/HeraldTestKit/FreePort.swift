@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 #if canImport(Glibc)
 import Glibc
@@ -6,21 +7,42 @@ import Glibc
 
 /// Loopback TCP helpers.
 public enum Loopback {
-    /// A port that was free a moment ago (the kernel picked it for a socket bound to port 0).
+    /// A port that is free now and that no other caller in this process will be given.
+    ///
+    /// Ports come from below the kernel's ephemeral range (`ip_local_port_range`), in turn from a random
+    /// start: a port the kernel picked for `bind(0)` could meanwhile become the local port of some
+    /// outgoing connection (tests make many), and a server started a moment later would then find its
+    /// address in use.
     public static func freePort() throws -> Int {
+        let ceiling = ephemeralRangeStart
+        let span = ceiling - 10_000
+        for _ in 0..<span {
+            let port = 10_000 + nextCandidate.add(1, ordering: .relaxed).oldValue % span
+            if canBind(port: port) { return port }
+        }
+        throw TestKitError("no free port below \(ceiling)")
+    }
+
+    private static let ephemeralRangeStart: Int = {
+        let text = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8)) ?? ""
+        return text.split(whereSeparator: \.isWhitespace).first.flatMap { Int($0) }.map { max(12_000, $0) } ?? 32_768
+    }()
+
+    private static let nextCandidate = Atomic<Int>(Int.random(in: 0..<20_000))
+
+    private static func canBind(port: Int) -> Bool {
         let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestKitError("socket() failed") }
+        guard fd >= 0 else { return false }
         defer { close(fd) }
+        var reuse: Int32 = 1
+        setsockopt(fd, SOL_SOCKET, SO_REUSEADDR, &reuse, socklen_t(MemoryLayout<Int32>.size))
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        return withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
         }
-        guard bound else { throw TestKitError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 
     /// Whether something accepts TCP connections on 127.0.0.1:`port`.
