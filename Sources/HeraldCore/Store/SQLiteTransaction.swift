@@ -18,41 +18,40 @@ struct SQLiteTransaction: ChatTransaction {
         try flushUnreadIncrements()
         let rows = cache.outbox
         cache.outbox = []
-        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5, count: rows.count) { index, values in
+        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5, count: rows.count) { index, binder in
             let row = rows[index]
-            values.append(row.sink.databaseValue)
-            values.append(row.recipient.databaseValue)
-            values.append(row.kind.databaseValue)
-            values.append(row.payload.databaseValue)
-            values.append(row.createdAt.databaseValue)
+            try binder.bind(row.sink)
+            try binder.bind(row.recipient)
+            try binder.bind(row.kind)
+            try binder.bind(row.payload)
+            try binder.bind(row.createdAt)
         }
     }
 
     /// Inserts `count` rows with multi-row statements of up to 64 rows (`sql` + placeholders + `suffix`);
-    /// `row(index, &values)` appends one row's `columns` values.
+    /// `row(index, &binder)` binds one row's `columns` values.
     private func insertInChunks(_ sql: String, columns: Int, suffix: String = "", count: Int,
-                                row: (Int, inout [DatabaseValue]) -> Void) throws {
+                                row: (Int, inout StatementBinder) throws -> Void) throws {
         let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
         var index = 0
-        var values: [DatabaseValue] = []
-        values.reserveCapacity(64 * columns)
         while index < count {
             let chunk = min(64, count - index)
-            values.removeAll(keepingCapacity: true)
-            for offset in index..<(index + chunk) { row(offset, &values) }
-            try run(sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix, StatementArguments(values))
+            let statement = try db.cachedStatement(sql: sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix)
+            try statement.execute { binder in
+                for offset in index..<(index + chunk) { try row(offset, &binder) }
+            }
             index += chunk
         }
     }
 
-    private func run(_ sql: String, _ arguments: StatementArguments) throws {
-        try db.cachedStatement(sql: sql).execute(arguments: arguments)
+    private func run(_ sql: String, _ values: any StatementBinding...) throws {
+        try db.cachedStatement(sql: sql).execute(binding: values)
     }
 
     func insertMessage(_ message: MessageReceived, receivedAt: Timestamp) throws -> Bool {
         try run("INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES (?,?,?,?,?,?)",
-                [message.chat.rawValue, message.id.rawValue, message.sender.rawValue, message.body,
-                 message.sentAt.milliseconds, receivedAt.milliseconds])
+                message.chat.rawValue, message.id.rawValue, message.sender.rawValue, message.body,
+                message.sentAt.milliseconds, receivedAt.milliseconds)
         return db.changesCount > 0
     }
 
@@ -87,11 +86,11 @@ struct SQLiteTransaction: ChatTransaction {
 
     func addMembers(_ users: [UserID], to chat: ChatID, declared: Bool) throws {
         try run("INSERT INTO chats(chat, declared) VALUES (?, ?) ON CONFLICT(chat) DO UPDATE SET declared = max(declared, excluded.declared)",
-                [chat.rawValue, declared])
+                chat.rawValue, declared)
         let sql = declared
             ? "INSERT INTO chat_members(chat, user, declared) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET declared = 1"
             : "INSERT INTO chat_members(chat, user, inferred) VALUES (?, ?, 1) ON CONFLICT DO UPDATE SET inferred = 1"
-        for user in users { try run(sql, [chat.rawValue, user.rawValue]) }
+        for user in users { try run(sql, chat.rawValue, user.rawValue) }
         if var membership = cache.memberships[chat] {
             if declared {
                 membership.declared = true
@@ -125,14 +124,14 @@ struct SQLiteTransaction: ChatTransaction {
     func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws {
         cache.readPositions[chat]?[user] = key
         try run("INSERT OR REPLACE INTO read_positions(user, chat, sent_at, message_id) VALUES (?,?,?,?)",
-                [user.rawValue, chat.rawValue, key.sentAt.milliseconds, key.id.rawValue])
+                user.rawValue, chat.rawValue, key.sentAt.milliseconds, key.id.rawValue)
     }
 
     func addPendingRead(user: UserID, chat: ChatID, upTo: MessageID, readAt: Timestamp) throws {
         _ = try chatsWithPendingReads()
         cache.chatsWithPendingReads?.insert(chat)
         try run("INSERT INTO pending_reads(chat, message_id, user, read_at) VALUES (?,?,?,?) ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)",
-                [chat.rawValue, upTo.rawValue, user.rawValue, readAt.milliseconds])
+                chat.rawValue, upTo.rawValue, user.rawValue, readAt.milliseconds)
     }
 
     func takePendingReads(chat: ChatID, upTo: MessageID) throws -> [(user: UserID, readAt: Timestamp)] {
@@ -142,7 +141,7 @@ struct SQLiteTransaction: ChatTransaction {
         let rows = try Row.fetchAll(db.cachedStatement(sql: "SELECT user, read_at FROM pending_reads WHERE chat = ? AND message_id = ?"),
                                     arguments: [chat.rawValue, upTo.rawValue])
         guard !rows.isEmpty else { return [] }
-        try run("DELETE FROM pending_reads WHERE chat = ? AND message_id = ?", [chat.rawValue, upTo.rawValue])
+        try run("DELETE FROM pending_reads WHERE chat = ? AND message_id = ?", chat.rawValue, upTo.rawValue)
         return rows.map { (UserID($0["user"] as String), Timestamp(milliseconds: $0["read_at"])) }
     }
 
@@ -172,10 +171,10 @@ struct SQLiteTransaction: ChatTransaction {
         }
         cache.unreadIncrements = [:]
         try insertInChunks("INSERT INTO unread(user, chat, count) VALUES ", columns: 3,
-                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", count: rows.count) { index, values in
-            values.append(rows[index].user.databaseValue)
-            values.append(rows[index].chat.databaseValue)
-            values.append(rows[index].count.databaseValue)
+                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", count: rows.count) { index, binder in
+            try binder.bind(rows[index].user)
+            try binder.bind(rows[index].chat)
+            try binder.bind(rows[index].count)
         }
     }
 
@@ -183,9 +182,9 @@ struct SQLiteTransaction: ChatTransaction {
         cache.setUnread(user: user, chat: chat, to: count)
         cache.unreadIncrements[user]?[chat] = nil
         if count == 0 {
-            try run("DELETE FROM unread WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
+            try run("DELETE FROM unread WHERE user = ? AND chat = ?", user.rawValue, chat.rawValue)
         } else {
-            try run("INSERT OR REPLACE INTO unread(user, chat, count) VALUES (?,?,?)", [user.rawValue, chat.rawValue, count])
+            try run("INSERT OR REPLACE INTO unread(user, chat, count) VALUES (?,?,?)", user.rawValue, chat.rawValue, count)
         }
     }
 
@@ -240,9 +239,9 @@ struct SQLiteTransaction: ChatTransaction {
     func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws {
         cache.presence[chat]?[user] = until
         if let until {
-            try run("INSERT OR REPLACE INTO presence(user, chat, until) VALUES (?,?,?)", [user.rawValue, chat.rawValue, until.milliseconds])
+            try run("INSERT OR REPLACE INTO presence(user, chat, until) VALUES (?,?,?)", user.rawValue, chat.rawValue, until.milliseconds)
         } else {
-            try run("DELETE FROM presence WHERE user = ? AND chat = ?", [user.rawValue, chat.rawValue])
+            try run("DELETE FROM presence WHERE user = ? AND chat = ?", user.rawValue, chat.rawValue)
         }
     }
 
@@ -258,20 +257,20 @@ struct SQLiteTransaction: ChatTransaction {
     func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws {
         try run("""
             INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
-            """, [provenance.adapter, provenance.origin, rejection.reason.rawValue, rejection.detail, Data(raw),
-                  provenance.rawSize, provenance.receivedAt.milliseconds])
+            """, provenance.adapter, provenance.origin, rejection.reason.rawValue, rejection.detail, Data(raw),
+                  provenance.rawSize, provenance.receivedAt.milliseconds)
     }
 
     func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {
         if let value = checkpoint.value {
             try run("INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)",
-                    [checkpoint.source, checkpoint.key, value, time.milliseconds])
+                    checkpoint.source, checkpoint.key, value, time.milliseconds)
         } else {
-            try run("DELETE FROM source_checkpoints WHERE source = ? AND key = ?", [checkpoint.source, checkpoint.key])
+            try run("DELETE FROM source_checkpoints WHERE source = ? AND key = ?", checkpoint.source, checkpoint.key)
         }
     }
 
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
-        try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", [time.milliseconds, id])
+        try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", time.milliseconds, id)
     }
 }
