@@ -57,7 +57,8 @@ extension EventRouter {
 
     /// The start of a body, at most ``RouterPolicy/previewLength`` characters including the ellipsis.
     func preview(of body: String) -> String {
-        guard body.count > policy.previewLength else { return body }
+        // A character takes at least one UTF-8 byte: a body with few bytes needs no count of characters.
+        guard body.utf8.count > policy.previewLength, body.count > policy.previewLength else { return body }
         return String(body.prefix(max(0, policy.previewLength - 1))) + "…"
     }
 
