@@ -14,6 +14,22 @@ struct TopicTemplateTests {
         #expect(template.render(["user": "alice", "chat": "c9"]) == "tenant/users/alice/chats/c9/read")
     }
 
+    @Test func matchingComparesWholeLevels() throws {
+        let template = try TopicTemplate("chats/{chat}/messages")
+        #expect(template.match("chats/c1/messages") == ["chat": "c1"])
+        #expect(template.match("chats/grüße-🎉/messages") == ["chat": "grüße-🎉"])
+        #expect(template.match("chats/c1") == nil)
+        #expect(template.match("chats/c1/messages/") == nil)
+        #expect(template.match("chats/c1/message") == nil)
+        #expect(template.match("chats/c1/messagesX") == nil)
+        #expect(template.match("/chats/c1/messages") == nil)
+        #expect(template.match("") == nil)
+        let trailing = try TopicTemplate("users/{user}")
+        #expect(trailing.match("users/") == nil)
+        #expect(trailing.match("users/bob") == ["user": "bob"])
+        #expect(try TopicTemplate("a//b").match("a//b") == [:])
+    }
+
     @Test(arguments: ["users/{user/read", "users/+/read", "users/#", "chats/{chat}/{chat}", "users/x{user}/read", ""])
     func malformedTemplatesAreRejected(_ text: String) {
         #expect(throws: ConfigurationError.self) { try TopicTemplate(text) }

@@ -46,19 +46,31 @@ public struct TopicTemplate: Sendable, Hashable, CustomStringConvertible {
     }
 
     /// Matches a concrete topic. - Returns: the captured values, or `nil` when it does not match.
+    /// Walks the topic's UTF-8 bytes once (it runs for every inbound message).
     public func match(_ topic: String) -> [String: String]? {
-        let parts = topic.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == levels.count else { return nil }
+        let bytes = topic.utf8
         var captures: [String: String] = [:]
-        for (level, part) in zip(levels, parts) {
-            switch level {
-            case .literal(let text): guard text == part else { return nil }
-            case .capture(let name):
-                guard !part.isEmpty else { return nil }
-                captures[name] = String(part)
+        var levelIndex = 0
+        var levelStart = bytes.startIndex
+        var index = bytes.startIndex
+        while true {
+            let atEnd = index == bytes.endIndex
+            if atEnd || bytes[index] == UInt8(ascii: "/") {
+                guard levelIndex < levels.count else { return nil }
+                let part = bytes[levelStart..<index]
+                switch levels[levelIndex] {
+                case .literal(let text): guard text.utf8.elementsEqual(part) else { return nil }
+                case .capture(let name):
+                    guard !part.isEmpty else { return nil }
+                    captures[name] = String(Substring(part))
+                }
+                levelIndex += 1
+                if atEnd { break }
+                levelStart = bytes.index(after: index)
             }
+            index = bytes.index(after: index)
         }
-        return captures
+        return levelIndex == levels.count ? captures : nil
     }
 
     /// Fills placeholders (for output topics). Unknown placeholders stay as written.
