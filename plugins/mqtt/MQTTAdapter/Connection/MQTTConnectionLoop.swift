@@ -7,18 +7,29 @@ import Synchronization
 /// Drives one libmosquitto connection on a dedicated thread and keeps it alive.
 ///
 /// Each turn: wait for the socket → read a burst of packets (callbacks run now; PUBACKs are only
-/// queued because the client is in the threaded state) → ``Hooks/afterBurst`` (the source commits
-/// here) → write queued packets (the PUBACKs leave only now) → keepalive. A failure of the
-/// connection or of `afterBurst` drops the client *without* writing, so nothing uncommitted is ever
-/// acknowledged; the loop reconnects after an exponential backoff with full jitter.
+/// queued because the client is in the threaded state) → hand the burst's commit
+/// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, read the next burst, up to
+/// ``maxUnacknowledgedBursts`` → once nothing more is waiting (or that bound is reached), wait until
+/// every burst read is committed → write queued packets (the PUBACKs leave only now) → keepalive.
+///
+/// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
+/// every message read so far is committed; reading ahead therefore bounds how many bursts it spans.
+/// A failure of the connection or of a commit drops the client *without* writing, so nothing
+/// uncommitted is ever acknowledged; the loop reconnects after an exponential backoff with full jitter.
 final class MQTTConnectionLoop: @unchecked Sendable {
     /// What the owner plugs in. All run on the loop thread.
     struct Hooks: Sendable {
         var onMessage: @Sendable (MosquittoMessage) -> Void = { _ in }
         var onPublish: @Sendable (Int32) -> Void = { _ in }
         var onConnectionChange: @Sendable (_ connected: Bool) -> Void = { _ in }
-        var afterBurst: @Sendable () throws -> Void = {}
+        /// After each burst: the commit of what the burst read (run on the committer's thread, one
+        /// at a time, in order), or `nil` when there is nothing to commit.
+        var takeBurst: @Sendable () -> (@Sendable () throws -> Void)? = { nil }
     }
+
+    /// Bursts read ahead of their acknowledgement: the loop reads the next burst while the last
+    /// commits, and writes PUBACKs at the latest after this many.
+    static let maxUnacknowledgedBursts = 4
 
     enum LoopError: Error, CustomStringConvertible {
         case refused(Int32)
@@ -107,26 +118,26 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         } catch {
             throw LoopError.client(error)
         }
+        let committer = BurstCommitter(label: "herald-mqtt-commit-\(options.clientID)")
+        // Whatever ends the session, no commit of it may still run when the next one starts.
+        defer { try? committer.wait() }
+        var unacknowledgedBursts = 0
         var moreWaiting = false
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
-            let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100)
-            var burst = 0
-            do {
-                if readable || moreWaiting {
-                    while burst < maxBurst {
-                        let before = messagesRead
-                        try client.readPacket()
-                        if messagesRead == before { break }
-                        burst += 1
-                    }
-                }
-            } catch {
-                try? hooks.afterBurst()  // keep what was read; it cannot be acknowledged, so it will be redelivered
-                throw LoopError.client(error)
-            }
+            // With a commit running, only look: if nothing is waiting, acknowledging comes first.
+            let burst = try readBurst(client, waitMilliseconds: moreWaiting || committer.isPending ? 0 : 100,
+                                      evenIfQuiet: moreWaiting, committer: committer)
             moreWaiting = burst >= maxBurst
-            try hooks.afterBurst()
+            if let commit = hooks.takeBurst() {
+                try committer.start(commit)
+                unacknowledgedBursts += 1
+                // Read the next burst while this one commits.
+                if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }
+            }
+            // Nothing more is waiting, or enough is owed: once every burst read is committed, acknowledge.
+            try committer.wait()
+            unacknowledgedBursts = 0
             do {
                 try client.writePending()
                 try client.housekeeping()
@@ -134,10 +145,33 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 throw LoopError.client(error)
             }
         }
-        try hooks.afterBurst()
+        try committer.wait()
+        if let commit = hooks.takeBurst() { try commit() }
         try? client.writePending()
         client.disconnect()
         hooks.onConnectionChange(false)
+    }
+
+    /// Reads up to `maxBurst` messages if the socket becomes readable within `waitMilliseconds`
+    /// (or regardless, `evenIfQuiet`, when the last burst stopped at its bound).
+    /// - Returns: how many messages were read.
+    private func readBurst(_ client: MosquittoClient, waitMilliseconds: Int32, evenIfQuiet: Bool, committer: BurstCommitter) throws -> Int {
+        guard client.waitForActivity(timeoutMilliseconds: waitMilliseconds) || evenIfQuiet else { return 0 }
+        var burst = 0
+        do {
+            while burst < maxBurst {
+                let before = messagesRead
+                try client.readPacket()
+                if messagesRead == before { break }
+                burst += 1
+            }
+        } catch {
+            // Keep what was read: it cannot be acknowledged now, so the broker redelivers it.
+            try? committer.wait()
+            if let commit = hooks.takeBurst() { try? commit() }
+            throw LoopError.client(error)
+        }
+        return burst
     }
 
     private func callbacks() -> MosquittoCallbacks {

@@ -7,7 +7,8 @@ import Mosquitto
 ///
 /// Delivery guarantee: a message the broker considers delivered is in the store or the dead-letter
 /// queue. libmosquitto runs in its threaded state, so a PUBACK is queued during the read and written
-/// by the loop's write step, which runs after ``IngestHandle/commit(_:)`` returned. A crash between
+/// by the loop's write step, which runs only once ``IngestHandle/commit(_:)`` has returned for every
+/// burst read so far (the next burst is read while one commits; see ``MQTTConnectionLoop``). A crash between
 /// the two leaves the message unacknowledged; the broker redelivers it and the store's idempotency
 /// (chat, message id) makes the redelivery a no-op.
 public struct MQTTSource: SourceAdapter {
@@ -32,10 +33,10 @@ public struct MQTTSource: SourceAdapter {
                 batch.records.append(normaliser.normalise(topic: message.topic, payload: message.payload, receivedAt: clock.now()))
             },
             onConnectionChange: { health.report(connected: $0, at: clock.now()) },
-            afterBurst: {
-                guard !batch.records.isEmpty else { return }
-                defer { batch.records.removeAll(keepingCapacity: true) }
-                _ = try ingest.commit(batch.records)
+            takeBurst: {
+                guard !batch.records.isEmpty else { return nil }
+                let records = batch.take()
+                return { _ = try ingest.commit(records) }
             })
         if options.tls?.insecure == true {
             context.logger.warning("TLS host name verification is OFF for this MQTT source. Use only in development.")
@@ -53,5 +54,18 @@ public struct MQTTSource: SourceAdapter {
 /// The records of the burst being read; touched only on the loop thread.
 final class BatchBuffer: @unchecked Sendable {
     var records: [SourceRecord] = []
-    init(capacity: Int) { records.reserveCapacity(capacity) }
+    private let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+        records.reserveCapacity(capacity)
+    }
+
+    /// Hands over the records read so far and starts an empty burst.
+    func take() -> [SourceRecord] {
+        var taken: [SourceRecord] = []
+        taken.reserveCapacity(capacity)
+        swap(&taken, &records)
+        return taken
+    }
 }

@@ -1,0 +1,53 @@
+import Dispatch
+import Synchronization
+
+/// Runs one burst's commit at a time on its own serial queue, so the loop thread can read and
+/// normalise the next burst while the store commits this one.
+///
+/// The loop thread is the only caller. ``start(_:)`` waits for the previous commit first, so commits
+/// run one at a time in the order the bursts were read.
+final class BurstCommitter: Sendable {
+    private let queue: DispatchQueue
+    private let state = Mutex(State())
+    private let finished = DispatchSemaphore(value: 0)
+
+    private struct State {
+        /// A commit was started and its completion not yet waited for.
+        var started = false
+        var failure: (any Error)?
+    }
+
+    init(label: String) {
+        queue = DispatchQueue(label: label)
+    }
+
+    /// Whether a commit was started and not yet waited for (it may have finished meanwhile).
+    var isPending: Bool { state.withLock { $0.started } }
+
+    /// Starts `commit` after waiting for the one before it.
+    /// - Throws: the previous commit's error; `commit` is then not started.
+    func start(_ commit: @escaping @Sendable () throws -> Void) throws {
+        try wait()
+        state.withLock { $0.started = true }
+        queue.async { [self] in
+            var failure: (any Error)?
+            do { try commit() } catch { failure = error }
+            state.withLock { $0.failure = failure }
+            finished.signal()
+        }
+    }
+
+    /// Waits until the started commit, if any, has finished.
+    /// - Throws: that commit's error.
+    func wait() throws {
+        if isPending {
+            finished.wait()
+            state.withLock { $0.started = false }
+        }
+        let failure = state.withLock { state -> (any Error)? in
+            defer { state.failure = nil }
+            return state.failure
+        }
+        if let failure { throw failure }
+    }
+}
