@@ -112,11 +112,12 @@ public final class MosquittoClient: @unchecked Sendable {
         _ = write(wakeDescriptor, &one, 8)
     }
 
-    /// Blocks until the socket is readable, writable with data pending, woken, or the timeout passes.
+    /// Blocks until the socket is readable, writable with data pending (unless `writes` is false:
+    /// the caller holds its queued packets back for now), woken, or the timeout passes.
     /// - Returns: whether the socket has data to read.
-    public func waitForActivity(timeoutMilliseconds: Int32) -> Bool {
+    public func waitForActivity(timeoutMilliseconds: Int32, writes: Bool = true) -> Bool {
         let socket = mosquitto_socket(handle)
-        let wantWrite = mosquitto_want_write(handle)
+        let wantWrite = writes && mosquitto_want_write(handle)
         var descriptors = [
             pollfd(fd: socket, events: Int16(POLLIN) | (wantWrite ? Int16(POLLOUT) : 0), revents: 0),
             pollfd(fd: wakeDescriptor, events: Int16(POLLIN), revents: 0),

@@ -8,9 +8,12 @@ import Synchronization
 ///
 /// Each turn: wait for the socket → read a burst of packets (callbacks run now; PUBACKs are only
 /// queued because the client is in the threaded state) → hand the burst's commit
-/// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, read the next burst, up to
-/// ``maxUnacknowledgedBursts`` → once nothing more is waiting (or that bound is reached), wait until
-/// every burst read is committed → write queued packets (the PUBACKs leave only now) → keepalive.
+/// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, gather the next burst from
+/// what arrives (up to `maxBurst`; the commit's end wakes the loop) → when it ends, commit what was
+/// gathered, up to ``maxUnacknowledgedBursts`` in a row → once a commit ends with nothing gathered (or
+/// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
+/// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
+/// each commit's database pages.
 ///
 /// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
 /// every message read so far is committed; reading ahead therefore bounds how many bursts it spans.
@@ -54,6 +57,8 @@ final class MQTTConnectionLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var messagesRead = 0
+    /// Messages read into the burst being gathered (not yet handed to the committer).
+    private var gathered = 0
     private var refusal: Int32?
     private var stableSince: ContinuousClock.Instant?
 
@@ -118,25 +123,29 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         } catch {
             throw LoopError.client(error)
         }
-        let committer = BurstCommitter(label: "herald-mqtt-commit-\(options.clientID)")
+        let committer = BurstCommitter(label: "herald-mqtt-commit-\(options.clientID)", whenFinished: { client.wake() })
         // Whatever ends the session, no commit of it may still run when the next one starts.
         defer { try? committer.wait() }
         var unacknowledgedBursts = 0
         var moreWaiting = false
+        gathered = 0
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
-            // With a commit running, only look: if nothing is waiting, acknowledging comes first.
-            let burst = try readBurst(client, waitMilliseconds: moreWaiting || committer.isPending ? 0 : 100,
-                                      evenIfQuiet: moreWaiting, committer: committer)
-            moreWaiting = burst >= maxBurst
+            // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
+            let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100, writes: !committer.isPending)
+            if (readable || moreWaiting) && gathered < maxBurst {
+                moreWaiting = try readBurst(client, committer: committer)
+            }
+            if committer.isRunning && gathered < maxBurst { continue }
+            try committer.wait()
             if let commit = hooks.takeBurst() {
+                gathered = 0
                 try committer.start(commit)
                 unacknowledgedBursts += 1
-                // Read the next burst while this one commits.
                 if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }
+                try committer.wait()
             }
-            // Nothing more is waiting, or enough is owed: once every burst read is committed, acknowledge.
-            try committer.wait()
+            // Every burst read is committed: acknowledge them.
             unacknowledgedBursts = 0
             do {
                 try client.writePending()
@@ -152,26 +161,24 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         hooks.onConnectionChange(false)
     }
 
-    /// Reads up to `maxBurst` messages if the socket becomes readable within `waitMilliseconds`
-    /// (or regardless, `evenIfQuiet`, when the last burst stopped at its bound).
-    /// - Returns: how many messages were read.
-    private func readBurst(_ client: MosquittoClient, waitMilliseconds: Int32, evenIfQuiet: Bool, committer: BurstCommitter) throws -> Int {
-        guard client.waitForActivity(timeoutMilliseconds: waitMilliseconds) || evenIfQuiet else { return 0 }
-        var burst = 0
+    /// Reads messages until none is waiting or the burst being gathered holds `maxBurst`.
+    /// - Returns: whether it stopped at that bound (more may be waiting, even where `poll` cannot
+    ///   see it, e.g. inside TLS buffers).
+    private func readBurst(_ client: MosquittoClient, committer: BurstCommitter) throws -> Bool {
         do {
-            while burst < maxBurst {
+            while gathered < maxBurst {
                 let before = messagesRead
                 try client.readPacket()
-                if messagesRead == before { break }
-                burst += 1
+                if messagesRead == before { return false }
+                gathered += 1
             }
+            return true
         } catch {
             // Keep what was read: it cannot be acknowledged now, so the broker redelivers it.
             try? committer.wait()
             if let commit = hooks.takeBurst() { try? commit() }
             throw LoopError.client(error)
         }
-        return burst
     }
 
     private func callbacks() -> MosquittoCallbacks {
