@@ -6,17 +6,23 @@ extension SQLiteChatStore {
     /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
         try pool.read { db in
-            try Row.fetchAll(db.cachedStatement(sql: """
+            var envelopes: [OutboxEnvelope] = []
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
                 SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
-                """), arguments: [after, sink, limit]).map { row in
-                let payload: Data = row["payload"]
-                guard let kind = OutputKind(rawValue: row["kind"]) else {
-                    throw DatabaseError(message: "outbox row \(row["seq"] as Int64) has unknown kind \(row["kind"] as String)")
+                """), arguments: [after, sink, limit])
+            // Columns by position: this runs for every output a sink delivers.
+            while let row = try rows.next() {
+                let sequence: Int64 = row[0]
+                let kindName: String = row[2]
+                guard let kind = OutputKind(rawValue: kindName) else {
+                    throw DatabaseError(message: "outbox row \(sequence) has unknown kind \(kindName)")
                 }
-                return OutboxEnvelope(sequence: row["seq"], recipient: UserID(row["recipient"] as String), kind: kind,
-                                      payload: [UInt8](payload), createdAt: Timestamp(milliseconds: row["created_at"]),
-                                      attempts: row["attempts"])
+                let payload: Data = row[3]
+                envelopes.append(OutboxEnvelope(sequence: sequence, recipient: UserID(row[1] as String), kind: kind,
+                                                payload: [UInt8](payload), createdAt: Timestamp(milliseconds: row[4]),
+                                                attempts: row[5]))
             }
+            return envelopes
         }
     }
 
