@@ -16,8 +16,10 @@ extension EventRouter {
         if !joining.isEmpty || membership.declared == nil {
             try tx.addMembers(Array(Set(joining)), to: chat, declared: false)
         }
-        let members = membership.declared == true ? membership.declaredMembers : membership.inferredMembers.union(participants)
-        var recount = members.subtracting(membership.effective)
+        // Declared members do not change here; otherwise the joining participants are the new ones.
+        let members = membership.declared == true ? membership.declaredMembers
+            : (joining.isEmpty ? membership.inferredMembers : membership.inferredMembers.union(joining))
+        var recount: Set<UserID> = membership.declared == true ? [] : Set(joining)
 
         // Reads that arrived before this message now resolve.
         var outputs: [Output] = []
