@@ -31,8 +31,13 @@ final class SQLiteTransactionCache {
     }
 
     func addUnread(user: UserID, chat: ChatID) {
-        guard badges[user] != nil else { return }
-        badges[user]?.unread += 1
-        badges[user]?.chats[chat.rawValue, default: 0] += 1
+        badges[user]?.addUnread(in: chat)  // one lookup; nothing when the badge is not cached
+    }
+}
+
+private extension BadgeUpdate {
+    mutating func addUnread(in chat: ChatID) {
+        unread += 1
+        chats[chat.rawValue, default: 0] += 1
     }
 }
