@@ -47,8 +47,9 @@ final class BurstCommitter: Sendable {
                 $0.failure = failure
                 $0.done = true
             }
-            finished.signal()
+            // Before the signal: once `wait()` returns, the loop may drop the client `whenFinished` wakes.
             whenFinished()
+            finished.signal()
         }
     }
 
