@@ -1,16 +1,29 @@
+import Dispatch
 import HeraldPluginAPI
 import Synchronization
 
 /// An ingest handle for conformance runs: keeps every committed record in memory and can be told to
-/// fail the next commits (as a full disk would), to check that an adapter then acknowledges nothing.
+/// fail the next commits (as a full disk would), to check that an adapter then acknowledges nothing,
+/// or to hold the next commit (as a slow disk would), to check what an adapter does meanwhile.
 public final class RecordingIngest: IngestHandle {
     private let state = Mutex<(records: [SourceRecord], failures: Int, failed: Int, checkpoints: [String: String])>(([], 0, 0, [:]))
+    private let hold = Mutex<(requested: Bool, waiting: Bool)>((false, false))
+    private let release = DispatchSemaphore(value: 0)
 
     /// Creates an empty recorder.
     public init() {}
 
     /// Commits (records) the batch and its checkpoints, or throws if a failure was requested.
     public func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport {
+        let held = hold.withLock { hold -> Bool in
+            guard hold.requested else { return false }
+            hold = (false, true)
+            return true
+        }
+        if held {
+            release.wait()
+            hold.withLock { $0.waiting = false }
+        }
         let fail = state.withLock { state -> Bool in
             guard state.failures > 0 else {
                 state.records += records
@@ -36,6 +49,16 @@ public final class RecordingIngest: IngestHandle {
 
     /// Makes the next `count` commits fail.
     public func failNextCommits(_ count: Int) { state.withLock { $0.failures = count } }
+
+    /// Makes the next commit wait (on the committing thread) until ``releaseHeldCommit()``; it then
+    /// fails or records as it would have.
+    public func holdNextCommit() { hold.withLock { $0.requested = true } }
+
+    /// Whether a held commit has started and is waiting for ``releaseHeldCommit()``.
+    public var isHoldingCommit: Bool { hold.withLock { $0.waiting } }
+
+    /// Lets the held commit go on.
+    public func releaseHeldCommit() { release.signal() }
 
     /// Commits that failed on purpose so far.
     public var failedCommits: Int { state.withLock { $0.failed } }
