@@ -31,14 +31,30 @@ public final class SQLiteChatStore: ChatStore {
                 // never inside a commit.
                 try db.execute(sql: "PRAGMA cache_size = -12288")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
-                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             }
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         self.path = path
         self.pool = try DatabasePool(path: path, configuration: configuration)
-        if !readOnly { try Self.migrator.migrate(pool) }
+        if !readOnly {
+            // GRDB's pool switches the writer to WAL *after* `prepareDatabase` and sets `synchronous = NORMAL`
+            // as it does, so the durability is applied here, once the pool is open.
+            try pool.writeWithoutTransaction { db in
+                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
+            }
+            try Self.migrator.migrate(pool)
+        }
+    }
+
+    /// The durability the writer connection actually runs with (SQLite's `synchronous` setting).
+    public func effectiveDurability() throws -> Durability? {
+        let level = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
+        switch level {
+        case 2, 3: return .full
+        case 1: return .normal
+        default: return nil
+        }
     }
 
     /// Runs `body` in one write transaction.
