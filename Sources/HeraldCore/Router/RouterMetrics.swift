@@ -51,7 +51,7 @@ public final class RouterMetrics: Sendable {
 
     func recordCommit(_ records: [SourceRecord], report: IngestReport, duration: Duration, committedAt: Timestamp) {
         batchSize.record(records.count)
-        commitDuration.recordNanoseconds(duration.components.seconds * 1_000_000_000 + duration.components.attoseconds / 1_000_000_000)
+        commitDuration.recordNanoseconds(duration.nanoseconds)
         if let first = records.first {
             ingestLag.recordMilliseconds(max(0, committedAt.milliseconds - first.provenance.receivedAt.milliseconds))
         }

@@ -40,7 +40,7 @@ public struct Gateway: Sendable {
         var health: [(name: String, health: SourceHealth)] = []
 
         var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: WALCheckpointer(path: configuration.store.path, logger: logger.with("component", "checkpointer"))),
+            .init(service: WALCheckpointer(store: store, logger: logger.with("component", "checkpointer"), metrics: metrics)),
         ]
         for sink in sinks {
             let sinkLogger = logger.with("sink", sink.name)

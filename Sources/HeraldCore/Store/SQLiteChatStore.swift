@@ -13,6 +13,8 @@ public final class SQLiteChatStore: ChatStore {
     }
 
     let pool: DatabasePool
+    /// A connection of its own for the bulk of each WAL checkpoint (nil when read-only).
+    let checkpointConnection: DatabaseQueue?
     let memory = StoreMemory()
     /// The database file.
     public let path: String
@@ -27,8 +29,8 @@ public final class SQLiteChatStore: ChatStore {
             if db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -2048")
             } else {
-                // The writer's working set (12 MiB) stays cached; checkpoints run elsewhere (WALCheckpointer),
-                // never inside a commit.
+                // The writer's working set (12 MiB) stays cached; checkpoints never run inside a commit
+                // (see checkpointWAL).
                 try db.execute(sql: "PRAGMA cache_size = -12288")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
@@ -37,6 +39,9 @@ public final class SQLiteChatStore: ChatStore {
         if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         self.path = path
         self.pool = try DatabasePool(path: path, configuration: configuration)
+        var checkpointing = Configuration()
+        checkpointing.busyMode = .timeout(5)
+        self.checkpointConnection = readOnly ? nil : try DatabaseQueue(path: path, configuration: checkpointing)
         if !readOnly {
             // GRDB's pool switches the writer to WAL *after* `prepareDatabase` and sets `synchronous = NORMAL`
             // as it does, so the durability is applied here, once the pool is open.

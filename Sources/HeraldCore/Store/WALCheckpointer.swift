@@ -1,44 +1,52 @@
 import Foundation
-import GRDB
 public import HeraldPluginAPI
+import Metrics
+public import CoreMetrics
 public import ServiceLifecycle
 
-/// Copies the SQLite write-ahead log back into the database file from its own connection, so the
-/// writer never pays for a checkpoint inside a commit (the writer's automatic checkpoint is off).
-/// PASSIVE checkpoints never block the writer; when the log grows past `truncateAbovePages` a
-/// TRUNCATE checkpoint resets it. A final checkpoint runs at shutdown.
+/// Checkpoints the store's write-ahead log at an interval, so the writer never pays for one inside a
+/// commit (the writer's automatic checkpoint is off) and the log starts over instead of growing
+/// (see ``SQLiteChatStore/checkpointWAL(truncateAbovePages:)``). A final checkpoint runs at shutdown.
 public struct WALCheckpointer: Service {
-    let path: String
+    let store: SQLiteChatStore
     let interval: Duration
     let truncateAbovePages: Int
     let logger: Logger
+    let duration: Metrics.Timer
+    let logFrames: Gauge
+    let truncations: Counter
 
-    /// Creates the service for the store at `path`.
-    public init(path: String, interval: Duration = .milliseconds(500), truncateAbovePages: Int = 50_000, logger: Logger) {
-        self.path = path
+    /// Creates the service for `store`.
+    public init(store: SQLiteChatStore, interval: Duration = .milliseconds(500), truncateAbovePages: Int = 50_000,
+                logger: Logger, metrics: any MetricsFactory) {
+        self.store = store
         self.interval = interval
         self.truncateAbovePages = truncateAbovePages
         self.logger = logger
+        duration = Metrics.Timer(label: "herald_wal_checkpoint_duration_seconds", factory: metrics)
+        logFrames = Gauge(label: "herald_wal_log_frames", factory: metrics)
+        truncations = Counter(label: "herald_wal_truncations_total", factory: metrics)
     }
 
     /// Checkpoints until shutdown.
     public func run() async throws {
-        var configuration = Configuration()
-        configuration.busyMode = .timeout(5)
-        let connection = try DatabaseQueue(path: path, configuration: configuration)
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            checkpoint(connection)
+            await checkpoint()
         }
-        checkpoint(connection)
+        await checkpoint()
     }
 
-    private func checkpoint(_ connection: DatabaseQueue) {
+    private func checkpoint() async {
+        let start = ContinuousClock.now
         do {
-            try connection.writeWithoutTransaction { db in
-                let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
-                let logPages: Int = row?[1] ?? 0
-                if logPages > truncateAbovePages { _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)") }
+            let report = try await store.checkpointWAL(truncateAbovePages: truncateAbovePages)
+            duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+            logFrames.record(report.logFrames)
+            if report.truncated {
+                truncations.increment()
+                logger.notice("WAL grew past the limit and was truncated.", metadata: [
+                    "frames": "\(report.logFrames)", "limit": "\(truncateAbovePages)"])
             }
         } catch {
             logger.warning("WAL checkpoint failed; will retry.", metadata: ["error": "\(error)"])

@@ -1,0 +1,44 @@
+import GRDB
+
+/// What one write-ahead-log checkpoint found and did.
+public struct WALCheckpointReport: Sendable, Equatable {
+    /// Frames in the log when the checkpoint began (pages written since the log last started over).
+    public var logFrames: Int
+    /// Whether the log was truncated because it had grown past the limit.
+    public var truncated: Bool
+
+    /// Creates a report.
+    public init(logFrames: Int, truncated: Bool) {
+        self.logFrames = logFrames
+        self.truncated = truncated
+    }
+}
+
+extension SQLiteChatStore {
+    /// Copies the write-ahead log back into the database file, in two passes.
+    ///
+    /// 1. The bulk of the copy runs on a connection of its own, while commits go on.
+    /// 2. What was committed meanwhile is copied on the writer connection, between two commits.
+    ///
+    /// The second pass is what keeps the log small. SQLite starts the log over only when a write
+    /// transaction begins with every frame already copied back. A checkpoint on another connection
+    /// races the writer for that moment and, under steady load, loses every time: the log then grows
+    /// until a TRUNCATE checkpoint has to block the writer for as long as it takes.
+    /// A log longer than `truncateAbovePages` (another process holding a long read, say) is truncated
+    /// on the writer connection.
+    public func checkpointWAL(truncateAbovePages: Int) async throws -> WALCheckpointReport {
+        guard let checkpointConnection else { return WALCheckpointReport(logFrames: 0, truncated: false) }
+        let logFrames = try await checkpointConnection.writeWithoutTransaction { db -> Int in
+            let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+            return row?[1] ?? 0
+        }
+        return try await pool.writeWithoutTransaction { db in
+            if logFrames > truncateAbovePages {
+                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
+                return WALCheckpointReport(logFrames: logFrames, truncated: true)
+            }
+            _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
+            return WALCheckpointReport(logFrames: logFrames, truncated: false)
+        }
+    }
+}
