@@ -32,7 +32,7 @@ extension SQLiteChatStore {
         guard let checkpointConnection else { return WALCheckpointReport(logFrames: 0, truncated: false) }
         let logFrames = try await checkpointConnection.writeWithoutTransaction { db -> Int in
             let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
-            return row?[1] ?? 0
+            return max(row?[1] ?? 0, 0)  // -1: the log could not be read (busy)
         }
         return try await pool.writeWithoutTransaction { db in
             if logFrames > truncateAbovePages {
