@@ -10,7 +10,7 @@ func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap 
 if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--batch N]
-                            [--router-only] [--herald-only] [--latency-only RATE]
+                            [--router-only] [--herald-only] [--upstream-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -26,6 +26,7 @@ if arguments.contains("--help") {
           --batch N            records per commit in the in-process phase (default 1000)
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
+          --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --latency-only RATE  only the latency phase, publishing at RATE msg/s
         """)
     exit(0)
@@ -67,6 +68,15 @@ if arguments.contains("--herald-only") {
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
     print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
           + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
+    exit(0)
+}
+if arguments.contains("--upstream-only") {
+    // A quick A/B of the WebSocket and REST sources alone.
+    for (name, mode) in [("WebSocket", ChatServer.Mode.ws), ("REST", ChatServer.Mode.rest)] {
+        step("\(name): a local server serves \(workload.messages) messages")
+        let result = try await upstreamPhase(workload, mode: mode, directory: directory)
+        print("\(name) \(format(result.rate)) msg/s (CPU \(format(result.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(result.peakRSSMiB ?? 0, 1)) MiB)")
+    }
     exit(0)
 }
 step("mosquitto_sub live (\(workload.messages) messages)")
