@@ -57,6 +57,25 @@ struct SQLiteChatStoreTests {
         #expect(reports.allSatisfy { !$0.truncated })
     }
 
+    @Test("a log past the limit is truncated to nothing")
+    func logPastTheLimitIsTruncated() async throws {
+        let harness = try RouterHarness()
+        for index in 0..<20 {
+            try harness.apply(.messageReceived(MessageReceived(
+                chat: "c1", id: MessageID("m\(index)"), sender: "alice", recipients: ["bob"], body: "hello",
+                sentAt: Timestamp(milliseconds: Int64(index)))))
+        }
+        let walPath = harness.store.path + "-wal"
+        #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int ?? 0 > 0)
+        let report = try await harness.store.checkpointWAL(truncateAbovePages: 1)
+        #expect(report.truncated && report.logFrames > 1)
+        #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int == 0)
+        // The store goes on writing after the truncation.
+        try harness.apply(.messageReceived(MessageReceived(
+            chat: "c1", id: "m-after", sender: "alice", recipients: ["bob"], body: "hello", sentAt: Timestamp(milliseconds: 99))))
+        #expect(try harness.store.statistics().messages == 21)
+    }
+
     /// The checkpoint sequence number in a WAL file's header (big-endian, bytes 12–15), which SQLite
     /// increments each time the log starts over.
     static func walCheckpointSequence(_ path: String) throws -> UInt32 {

@@ -36,8 +36,9 @@ extension SQLiteChatStore {
         }
         return try await pool.writeWithoutTransaction { db in
             if logFrames > truncateAbovePages {
-                _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")
-                return WALCheckpointReport(logFrames: logFrames, truncated: true)
+                // Busy (0 when done) if a reader kept the log past the busy timeout; then it is truncated later.
+                let busy: Int = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(TRUNCATE)")?[0] ?? 1
+                return WALCheckpointReport(logFrames: logFrames, truncated: busy == 0)
             }
             _ = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
             return WALCheckpointReport(logFrames: logFrames, truncated: false)
