@@ -67,9 +67,11 @@ public struct Gateway: Sendable {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger.with("component", "lifecycle"))
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(9)
         groupConfiguration.maximumCancellationDuration = .seconds(1)
+        let durability = (try? store.effectiveDurability()) ?? nil
         logger.info("Herald starting.", metadata: [
             "store": "\(configuration.store.path)", "sources": "\(configuration.sources.map(\.name))",
             "sinks": "\(configuration.sinks.map(\.name))",
+            "durability": "\(durability?.rawValue ?? "unknown")",
         ])
         try await ServiceGroup(configuration: groupConfiguration).run()
         let summary = totals.snapshot()
