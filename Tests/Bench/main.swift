@@ -10,7 +10,8 @@ func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap 
 if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--batch N]
-                            [--router-only] [--herald-only] [--upstream-only] [--latency-only RATE]
+                            [--router-only] [--herald-only] [--upstream-only]
+                            [--consumers-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -27,6 +28,7 @@ if arguments.contains("--help") {
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
+          --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --latency-only RATE  only the latency phase, publishing at RATE msg/s
         """)
     exit(0)
@@ -68,6 +70,18 @@ if arguments.contains("--herald-only") {
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
     print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
           + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
+    exit(0)
+}
+if arguments.contains("--consumers-only") {
+    // A quick A/B of intake with a stalled tail client and with a slow webhook, next to intake alone.
+    var load = workload
+    load.messages = min(workload.messages, 50_000)
+    step("Herald live, \(load.messages) messages: alone, with a stalled tail client, with a slow webhook")
+    let alone = try await heraldPhase(load, backlog: false, directory: directory)
+    let stalled = try await heraldPhase(load, backlog: false, stalledTail: true, directory: directory)
+    let (hooked, _) = try await slowWebhookPhase(load, delay: 0.05, directory: directory)
+    print("alone \(format(alone.rate)) msg/s   stalled tail \(format(stalled.rate)) (ratio \(format(stalled.rate / alone.rate, 2)))   "
+          + "slow webhook \(format(hooked.rate)) (ratio \(format(hooked.rate / alone.rate, 2)))")
     exit(0)
 }
 if arguments.contains("--upstream-only") {
