@@ -49,7 +49,6 @@ let directory = try TemporaryDirectory(prefix: "herald-bench")
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
 
-if arguments.contains("--probe") { try statementProbe(path: directory.path("probe.sqlite")); exit(0) }
 step("router only (in-process, batches of \(workload.batch))")
 let routerOnly = try routerPhase(workload, directory: directory)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
