@@ -72,15 +72,8 @@ if arguments.contains("--herald-only") {
     exit(0)
 }
 if arguments.contains("--consumers-only") {
-    // A quick A/B of intake with a stalled tail client and with a slow webhook, next to intake alone.
-    var load = workload
-    load.messages = min(workload.messages, 50_000)
-    step("Herald live, \(load.messages) messages: alone, with a stalled tail client, with a slow webhook")
-    let alone = try await heraldPhase(load, backlog: false, directory: directory)
-    let stalled = try await heraldPhase(load, backlog: false, stalledTail: true, directory: directory)
-    let (hooked, _) = try await slowWebhookPhase(load, delay: 0.05, directory: directory)
-    print("alone \(format(alone.rate)) msg/s   stalled tail \(format(stalled.rate)) (ratio \(format(stalled.rate / alone.rate, 2)))   "
-          + "slow webhook \(format(hooked.rate)) (ratio \(format(hooked.rate / alone.rate, 2)))")
+    // A quick A/B of intake with slow consumers, next to intake alone.
+    print(try await ConsumerRuns.measure(workload, directory: directory, step: step).report)
     exit(0)
 }
 if arguments.contains("--upstream-only") {
@@ -100,13 +93,7 @@ step("Herald live")
 let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
 step("Herald backlog")
 let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
-var tailLoad = workload
-tailLoad.messages = min(workload.messages, 50_000)
-step("Herald live, \(tailLoad.messages) messages, without and with a stalled tail client")
-let plainLive = try await heraldPhase(tailLoad, backlog: false, directory: directory)
-let stalledLive = try await heraldPhase(tailLoad, backlog: false, stalledTail: true, directory: directory)
-step("Herald live, \(tailLoad.messages) messages, with a webhook sink whose receiver takes 50 ms per request")
-let (slowHook, hooksDelivered) = try await slowWebhookPhase(tailLoad, delay: 0.05, directory: directory)
+let consumers = try await ConsumerRuns.measure(workload, directory: directory, step: step)
 step("WebSocket: a local server pushes \(workload.messages) messages")
 let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
@@ -139,8 +126,7 @@ print("""
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s, CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000 msgs (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
-    stalled tail client (asks for everything, never reads): \(format(stalledLive.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(stalledLive.rate / plainLive.rate, 2)) (target ≈ 1.0), peak RSS \(format(stalledLive.peakRSSMiB ?? 0, 1)) MiB
-    slow webhook receiver (50 ms per request): intake \(format(slowHook.rate)) msg/s vs \(format(plainLive.rate)) msg/s without — ratio \(format(slowHook.rate / plainLive.rate, 2)) (target ≈ 1.0); \(hooksDelivered) of the notifications delivered meanwhile, the rest wait in the outbox
+    \(consumers.report)
     \(upstreamRow("WebSocket", webSocket))
     \(upstreamRow("REST", rest))
     \(latencyReport(latency, rate: latencyRate, messages: latencyLoad.messages))
