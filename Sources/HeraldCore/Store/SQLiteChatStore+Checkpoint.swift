@@ -1,4 +1,5 @@
 import GRDB
+import Synchronization
 
 /// What one write-ahead-log checkpoint found and did.
 public struct WALCheckpointReport: Sendable, Equatable {
@@ -29,7 +30,15 @@ extension SQLiteChatStore {
     /// `truncateAbovePages` (another process holding a long read, say) is truncated on the writer
     /// connection.
     public func checkpointWAL(truncateAbovePages: Int) async throws -> WALCheckpointReport {
-        guard let checkpointConnection else { return WALCheckpointReport(logFrames: 0, truncated: false) }
+        guard !readOnly else { return WALCheckpointReport(logFrames: 0, truncated: false) }
+        let checkpointConnection = try checkpointConnection.withLock { connection in
+            if let connection { return connection }
+            var configuration = Configuration()
+            configuration.busyMode = .timeout(5)
+            let opened = try DatabaseQueue(path: path, configuration: configuration)
+            connection = opened
+            return opened
+        }
         let logFrames = try await checkpointConnection.writeWithoutTransaction { db -> Int in
             let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
             return max(row?[1] ?? 0, 0)  // -1: the log could not be read (busy)

@@ -1,6 +1,7 @@
 import Foundation
 import GRDB
 public import HeraldPluginAPI
+import Synchronization
 
 /// The SQLite chat store: one file in WAL mode, one writer, readers that never block it.
 public final class SQLiteChatStore: ChatStore {
@@ -13,8 +14,10 @@ public final class SQLiteChatStore: ChatStore {
     }
 
     let pool: DatabasePool
-    /// A connection of its own for the bulk of each WAL checkpoint (nil when read-only).
-    let checkpointConnection: DatabaseQueue?
+    /// A connection of its own for the bulk of each WAL checkpoint, opened by the first checkpoint (only
+    /// the running gateway checkpoints; command-line tools never need it).
+    let checkpointConnection = Mutex<DatabaseQueue?>(nil)
+    let readOnly: Bool
     let memory = StoreMemory()
     /// The database file.
     public let path: String
@@ -39,9 +42,7 @@ public final class SQLiteChatStore: ChatStore {
         if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         self.path = path
         self.pool = try DatabasePool(path: path, configuration: configuration)
-        var checkpointing = Configuration()
-        checkpointing.busyMode = .timeout(5)
-        self.checkpointConnection = readOnly ? nil : try DatabaseQueue(path: path, configuration: checkpointing)
+        self.readOnly = readOnly
         if !readOnly {
             // GRDB's pool switches the writer to WAL *after* `prepareDatabase` and sets `synchronous = NORMAL`
             // as it does, so the durability is applied here, once the pool is open.
