@@ -40,9 +40,10 @@ struct SQLiteChatStoreTests {
         let walPath = harness.store.path + "-wal"
         let restartsBefore = try Self.walCheckpointSequence(walPath)
         var lastCheckpointAt = 0
+        let connection = try harness.store.openCheckpointConnection()
         for await count in commits where count >= lastCheckpointAt + 5 {
             // A few commits land between checkpoints; the writer goes on during each one.
-            reports.append(try await harness.store.checkpointWAL(truncateAbovePages: .max))
+            reports.append(try await harness.store.checkpointWAL(using: connection, truncateAbovePages: .max))
             lastCheckpointAt = count
             if reports.count == 30 { break }
         }
@@ -67,7 +68,7 @@ struct SQLiteChatStoreTests {
         }
         let walPath = harness.store.path + "-wal"
         #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int ?? 0 > 0)
-        let report = try await harness.store.checkpointWAL(truncateAbovePages: 1)
+        let report = try await harness.store.checkpointWAL(using: harness.store.openCheckpointConnection(), truncateAbovePages: 1)
         #expect(report.truncated && report.logFrames > 1)
         #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int == 0)
         // The store goes on writing after the truncation.

@@ -1,5 +1,4 @@
 import GRDB
-import Synchronization
 
 /// What one write-ahead-log checkpoint found and did.
 public struct WALCheckpointReport: Sendable, Equatable {
@@ -15,10 +14,25 @@ public struct WALCheckpointReport: Sendable, Equatable {
     }
 }
 
+/// A connection of its own that runs the bulk of each write-ahead-log checkpoint, while the writer
+/// goes on committing (see ``SQLiteChatStore/checkpointWAL(using:truncateAbovePages:)``).
+public struct WALCheckpointConnection: Sendable {
+    let queue: DatabaseQueue
+}
+
 extension SQLiteChatStore {
+    /// Opens the connection that ``checkpointWAL(using:truncateAbovePages:)`` copies the log back on.
+    /// Only the running gateway checkpoints, so stores opened by command-line tools never open one.
+    public func openCheckpointConnection() throws -> WALCheckpointConnection {
+        var configuration = Configuration()
+        configuration.readonly = readOnly
+        configuration.busyMode = .timeout(5)
+        return WALCheckpointConnection(queue: try DatabaseQueue(path: path, configuration: configuration))
+    }
+
     /// Copies the write-ahead log back into the database file, in two passes.
     ///
-    /// 1. The bulk of the copy runs on a connection of its own, while commits go on.
+    /// 1. The bulk of the copy runs on `connection` (from ``openCheckpointConnection()``), while commits go on.
     /// 2. What was committed meanwhile is copied on the writer connection, between two commits.
     ///
     /// The second pass is what keeps the log small. SQLite starts the log over only when a write
@@ -29,17 +43,9 @@ extension SQLiteChatStore {
     /// commit begins only postpones the restart to a later checkpoint. A log longer than
     /// `truncateAbovePages` (another process holding a long read, say) is truncated on the writer
     /// connection.
-    public func checkpointWAL(truncateAbovePages: Int) async throws -> WALCheckpointReport {
+    public func checkpointWAL(using connection: WALCheckpointConnection, truncateAbovePages: Int) async throws -> WALCheckpointReport {
         guard !readOnly else { return WALCheckpointReport(logFrames: 0, truncated: false) }
-        let checkpointConnection = try checkpointConnection.withLock { connection in
-            if let connection { return connection }
-            var configuration = Configuration()
-            configuration.busyMode = .timeout(5)
-            let opened = try DatabaseQueue(path: path, configuration: configuration)
-            connection = opened
-            return opened
-        }
-        let logFrames = try await checkpointConnection.writeWithoutTransaction { db -> Int in
+        let logFrames = try await connection.queue.writeWithoutTransaction { db -> Int in
             let row = try Row.fetchOne(db, sql: "PRAGMA wal_checkpoint(PASSIVE)")
             return max(row?[1] ?? 0, 0)  // -1: the log could not be read (busy)
         }

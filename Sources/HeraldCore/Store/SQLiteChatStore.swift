@@ -1,7 +1,6 @@
 import Foundation
 import GRDB
 public import HeraldPluginAPI
-import Synchronization
 
 /// The SQLite chat store: one file in WAL mode, one writer, readers that never block it.
 public final class SQLiteChatStore: ChatStore {
@@ -14,9 +13,10 @@ public final class SQLiteChatStore: ChatStore {
     }
 
     let pool: DatabasePool
-    /// A connection of its own for the bulk of each WAL checkpoint, opened by the first checkpoint (only
-    /// the running gateway checkpoints; command-line tools never need it).
-    let checkpointConnection = Mutex<DatabaseQueue?>(nil)
+    // No `Mutex` of a GRDB type among the stored properties: a release build of a module that does not
+    // import GRDB (herald-bench) inlines this initialiser and sizes the object without the mutex's
+    // storage, which overwrote the next heap block. The checkpoint connection lives with its only
+    // user, the `WALCheckpointer`.
     let readOnly: Bool
     let memory = StoreMemory()
     /// The database file.

@@ -6,7 +6,7 @@ public import ServiceLifecycle
 
 /// Checkpoints the store's write-ahead log at an interval, so the writer never pays for one inside a
 /// commit (the writer's automatic checkpoint is off) and the log starts over instead of growing
-/// (see ``SQLiteChatStore/checkpointWAL(truncateAbovePages:)``). A final checkpoint runs at shutdown.
+/// (see ``SQLiteChatStore/checkpointWAL(using:truncateAbovePages:)``). A final checkpoint runs at shutdown.
 public struct WALCheckpointer: Service {
     let store: SQLiteChatStore
     let interval: Duration
@@ -30,17 +30,21 @@ public struct WALCheckpointer: Service {
 
     /// Checkpoints until shutdown.
     public func run() async throws {
+        var connection: WALCheckpointConnection?
         while !Task.isShuttingDownGracefully, !Task.isCancelled {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
-            await checkpoint()
+            await checkpoint(on: &connection)
         }
-        await checkpoint()
+        await checkpoint(on: &connection)
     }
 
-    private func checkpoint() async {
+    /// One checkpoint; opens the checkpoint connection first if it is not open yet.
+    private func checkpoint(on connection: inout WALCheckpointConnection?) async {
         let start = ContinuousClock.now
         do {
-            let report = try await store.checkpointWAL(truncateAbovePages: truncateAbovePages)
+            let opened = try connection ?? store.openCheckpointConnection()
+            connection = opened
+            let report = try await store.checkpointWAL(using: opened, truncateAbovePages: truncateAbovePages)
             duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
             logFrames.record(report.logFrames)
             if report.truncated {
