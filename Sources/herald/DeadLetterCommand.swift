@@ -57,7 +57,8 @@ struct DeadLetterCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = try config.load()
             let logger = makeLogger(level: .warning)
-            let store = try SQLiteChatStore(path: configuration.store.path, durability: configuration.store.durability)
+            let store = try SQLiteChatStore(path: configuration.store.path, durability: configuration.store.durability,
+                                            cacheMiB: configuration.store.cacheMiB)
             var sinkAccepts: [(name: String, accepts: Set<OutputKind>)] = []
             for section in configuration.sinks { sinkAccepts.append((section.name, try section.settings.makeSink(name: section.name).accepts)) }
             let router = EventRouter(store: store, policy: configuration.router.policy, routing: OutputRouting(sinkAccepts: sinkAccepts),

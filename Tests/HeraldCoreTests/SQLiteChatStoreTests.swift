@@ -18,6 +18,13 @@ struct SQLiteChatStoreTests {
         #expect(try reopened.effectiveDurability() == durability)
     }
 
+    @Test("the writer's page cache is the configured size")
+    func cacheSizeTakesEffect() throws {
+        let directory = try TemporaryDirectory()
+        #expect(try SQLiteChatStore(path: directory.path("default.sqlite")).effectiveCacheKiB() == SQLiteChatStore.defaultCacheMiB * 1024)
+        #expect(try SQLiteChatStore(path: directory.path("small.sqlite"), cacheMiB: 3).effectiveCacheKiB() == 3 * 1024)
+    }
+
     @Test("under continuous commits, checkpoints let the write-ahead log start over instead of growing")
     func logStartsOverUnderLoad() async throws {
         let harness = try RouterHarness()

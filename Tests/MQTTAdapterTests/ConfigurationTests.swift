@@ -40,6 +40,16 @@ struct ConfigurationTests {
         #expect(error?.message == "expected a whole number, found \"soon\"")
     }
 
+    @Test func storeCacheSizeIsReadAndCheckedWithItsPosition() throws {
+        let configured = try Self.loader.load(text: "store:\n  path: /tmp/x.sqlite\n  cache_mib: 32\n", file: "t.yaml")
+        #expect(configured.store.cacheMiB == 32)
+        #expect(try Self.loader.load(text: "store:\n  path: /tmp/x.sqlite\n", file: "t.yaml").store.cacheMiB == SQLiteChatStore.defaultCacheMiB)
+        let error = Self.error("store:\n  path: /tmp/x.sqlite\n  cache_mib: 0\n")
+        #expect(error?.keyPath == "store.cache_mib")
+        #expect(error?.line == 3)
+        #expect(error?.message == "must be 1…4096")
+    }
+
     @Test func adapterValidationErrorsAreLocatedToo() {
         let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    subscriptions:\n      - topic: users/read\n        event: messages.read"))
         #expect(error?.keyPath == "sources[0].subscriptions[0].topic")

@@ -77,6 +77,7 @@ public struct ConfigurationLoader: Sendable {
             }
             do { try sink.settings.validate() } catch { throw place(error, under: prefix) }
         }
+        do { try configuration.store.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "store")]) }
         do { try configuration.admin.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "admin")]) }
         let router = configuration.router
         guard router.presenceTTLSeconds > 0, (10...10_000).contains(router.previewLength) else {

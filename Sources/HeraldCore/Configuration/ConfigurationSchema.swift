@@ -10,6 +10,7 @@ public enum ConfigurationSchema {
         "store": [
             AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode)"),
             AdapterOption("durability", .choice(["full", "normal"]), default: "full", "full: fsync every commit; normal: survives kill -9"),
+            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "The writer's page cache, MiB (1…4096)"),
         ],
         "router": [
             AdapterOption("presence_ttl_s", .number, default: "300", "How long chat.opened lasts without renewal"),

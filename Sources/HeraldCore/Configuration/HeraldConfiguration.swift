@@ -39,6 +39,8 @@ public struct StoreSection: Decodable, Sendable {
     public var path: String = "var/herald.sqlite"
     /// `full` (fsync every commit) or `normal` (survives process crashes, not power loss).
     public var durability: SQLiteChatStore.Durability = .full
+    /// The writer's page cache in MiB (SQLite `cache_size`); readers keep 2 MiB each.
+    public var cacheMiB = SQLiteChatStore.defaultCacheMiB
 
     init() {}
 
@@ -48,6 +50,12 @@ public struct StoreSection: Decodable, Sendable {
         path = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "path")) ?? path
         durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
             ?? durability
+        cacheMiB = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "cache_mib")) ?? cacheMiB
+    }
+
+    /// Checks the values decoding cannot.
+    func validate() throws(ConfigurationError) {
+        guard (1...4096).contains(cacheMiB) else { throw ConfigurationError("must be 1…4096", keyPath: "cache_mib") }
     }
 }
 

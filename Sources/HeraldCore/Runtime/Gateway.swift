@@ -28,7 +28,8 @@ public struct Gateway: Sendable {
 
     /// Runs until a shutdown signal; returns after a graceful shutdown.
     public func run() async throws {
-        let store = try SQLiteChatStore(path: configuration.store.path, durability: configuration.store.durability)
+        let store = try SQLiteChatStore(path: configuration.store.path, durability: configuration.store.durability,
+                                    cacheMiB: configuration.store.cacheMiB)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
         let totals = IngestTotals()
@@ -71,7 +72,7 @@ public struct Gateway: Sendable {
         logger.info("Herald starting.", metadata: [
             "store": "\(configuration.store.path)", "sources": "\(configuration.sources.map(\.name))",
             "sinks": "\(configuration.sinks.map(\.name))",
-            "durability": "\(durability?.rawValue ?? "unknown")",
+            "durability": "\(durability?.rawValue ?? "unknown")", "cache_mib": "\(configuration.store.cacheMiB)",
         ])
         try await ServiceGroup(configuration: groupConfiguration).run()
         let summary = totals.snapshot()

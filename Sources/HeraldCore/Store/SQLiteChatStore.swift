@@ -22,8 +22,14 @@ public final class SQLiteChatStore: ChatStore {
     /// The database file.
     public let path: String
 
-    /// Opens (creating if needed) and migrates the store at `path`.
-    public init(path: String, durability: Durability = .full, readOnly: Bool = false) throws {
+    /// The writer's page cache unless configured (`store.cache_mib`): it holds the pages most commits touch
+    /// (each chat's newest message and index pages, badges, the outbox's end). Measured with 200,000
+    /// messages over 1,000 chats: 8 MiB committed as fast as 12 MiB within the noise, and kept peak RSS
+    /// about 4 MiB lower; 4 MiB cost about 10% more CPU per message.
+    public static let defaultCacheMiB = 8
+
+    /// Opens (creating if needed) and migrates the store at `path`, with a writer page cache of `cacheMiB`.
+    public init(path: String, durability: Durability = .full, cacheMiB: Int = defaultCacheMiB, readOnly: Bool = false) throws {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(10)
@@ -32,9 +38,8 @@ public final class SQLiteChatStore: ChatStore {
             if db.configuration.readonly {
                 try db.execute(sql: "PRAGMA cache_size = -2048")
             } else {
-                // The writer's working set (12 MiB) stays cached; checkpoints never run inside a commit
-                // (see checkpointWAL).
-                try db.execute(sql: "PRAGMA cache_size = -12288")
+                // Checkpoints never run inside a commit (see checkpointWAL).
+                try db.execute(sql: "PRAGMA cache_size = -\(max(1, cacheMiB) * 1024)")
                 try db.execute(sql: "PRAGMA wal_autocheckpoint = 0")
             }
         }
@@ -50,6 +55,15 @@ public final class SQLiteChatStore: ChatStore {
                 try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             }
             try Self.migrator.migrate(pool)
+        }
+    }
+
+    /// The writer connection's page cache in KiB, as SQLite reports it.
+    public func effectiveCacheKiB() throws -> Int {
+        try pool.writeWithoutTransaction { db in
+            // Negative: KiB; positive: pages.
+            let size = try Int.fetchOne(db, sql: "PRAGMA cache_size") ?? 0
+            return size < 0 ? -size : size * (try Int.fetchOne(db, sql: "PRAGMA page_size") ?? 4096) / 1024
         }
     }
 
