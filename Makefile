@@ -46,6 +46,8 @@ test: test-deps ## Build and run the whole test suite (unit + integration agains
 bench: deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run.
 	$(SWIFT) build -c release --product herald
 	$(SWIFT) build -c release --product herald-bench
+	@# Release builds inline initialisers across modules; this catches a class allocated at the wrong size.
+	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
 	.build/release/herald-bench --herald .build/release/herald
 
 clean: ## Remove build output and local state (var/).
