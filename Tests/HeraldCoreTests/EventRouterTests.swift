@@ -15,6 +15,24 @@ struct EventRouterTests {
         #expect(try harness.badge("alice").unread == 0)
     }
 
+    @Test func badgesAreQueuedOncePerUserPerCommitWithTheLatestCount() throws {
+        let harness = try RouterHarness()
+        let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+                                          message("c2", "m2", from: "carol", to: ["bob", "dave"], at: 2000),
+                                          read("bob", "c1", upTo: "m1"),
+                                          message("c2", "m3", from: "carol", to: ["bob", "dave"], at: 3000))
+        // Notifications still carry the count as it was after their own message.
+        #expect(outputs.compactMap(\.notification).filter { $0.recipient == "bob" }.map(\.badgeTotal) == [1, 2, 2])
+        // One badge per user, with the count after the whole commit, after every other output, in the
+        // order the users' counts first changed.
+        #expect(outputs.compactMap(\.badgeUpdate) == [
+            BadgeUpdate(recipient: "bob", unread: 2, chats: ["c2": 2]),
+            BadgeUpdate(recipient: "dave", unread: 2, chats: ["c2": 2]),
+        ])
+        #expect(outputs.suffix(2).allSatisfy { $0.badgeUpdate != nil })
+        #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 2, chats: ["c2": 2]))
+    }
+
     @Test func duplicateMessageHasNoEffectAndIsCounted() throws {
         let harness = try RouterHarness()
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))

@@ -105,7 +105,9 @@ struct DeliveryGuaranteeTests {
             try client.publish("chats/c1/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_000 + Int64(index)))
         }
         try await eventually("all stored while the sink is down") { try fixture.store().statistics().messages == total }
-        #expect(try fixture.store().statistics().outbox == total * 2)  // a notification and a badge each
+        // A notification per message, and a badge per commit that changed bob's count (at most one per message).
+        let queued = try fixture.store().statistics().outbox
+        #expect((total + 1...total * 2).contains(queued), "\(queued) outputs queued")
 
         try await sinkBroker.start()
         try await eventually("the outbox drains after the sink is back", timeout: .seconds(60)) {

@@ -6,7 +6,8 @@ import CoreMetrics
 ///
 /// For every batch a source commits, the router applies each event to the store and queues the
 /// outputs that event produces, all in one transaction (a transactional outbox); rejected inputs go
-/// to the dead-letter queue in the same transaction. After the commit it wakes the outbox dispatchers.
+/// to the dead-letter queue in the same transaction. Badges are queued once per user per commit, the
+/// latest last (see ``LatestBadges``). After the commit it wakes the outbox dispatchers.
 /// The exhaustive `switch` in ``apply(_:in:)`` is the product's spine: model first, then outputs built
 /// from the model as it is after the change.
 public final class EventRouter: IngestHandle {
@@ -43,10 +44,12 @@ public final class EventRouter: IngestHandle {
         let started = ContinuousClock.now
         let tapping = tap?.isActive == true
         var tapped: [TailRecord] = []
+        var badgesSuperseded = 0
         let report: IngestReport
         do {
             report = try store.write { tx in
                 var report = IngestReport()
+                var badges = LatestBadges()
                 tapped.removeAll()
                 for record in records {
                     switch record.outcome {
@@ -58,15 +61,21 @@ public final class EventRouter: IngestHandle {
                                                      commitLatencyMilliseconds: 0, applied: effect.applied, outputs: effect.outputs))
                         }
                         for output in effect.outputs {
-                            let sinks = routing.sinks(for: output)
-                            try tx.enqueue(output, sinks: sinks, at: record.provenance.receivedAt)
-                            report.outputs += sinks.count
+                            if case .badge(let update) = output {
+                                badges.keep(update, queuedAt: record.provenance.receivedAt)
+                            } else {
+                                report.outputs += try enqueue(output, at: record.provenance.receivedAt, in: tx)
+                            }
                         }
                     case .rejected(let rejection):
                         try tx.deadLetter(rejection, provenance: record.provenance, raw: record.raw)
                         report.deadLettered += 1
                     }
                 }
+                for (update, queuedAt) in badges.latest {
+                    report.outputs += try enqueue(.badge(update), at: queuedAt, in: tx)
+                }
+                badgesSuperseded = badges.superseded
                 if !checkpoints.isEmpty {
                     let now = clock.now()
                     for checkpoint in checkpoints { try tx.saveCheckpoint(checkpoint, at: now) }
@@ -79,6 +88,7 @@ public final class EventRouter: IngestHandle {
         }
         let now = clock.now()
         metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started, committedAt: now)
+        metrics.badgesSuperseded.increment(by: badgesSuperseded)
         totals.add(report)
         if !tapped.isEmpty, let tap {
             for index in tapped.indices {
@@ -90,6 +100,13 @@ public final class EventRouter: IngestHandle {
         logRejections(records)
         if report.outputs > 0 { signal.notify() }
         return report
+    }
+
+    /// Queues `output` for every sink that accepts it; returns how many that is.
+    private func enqueue(_ output: Output, at time: Timestamp, in tx: any ChatTransaction) throws -> Int {
+        let sinks = routing.sinks(for: output)
+        try tx.enqueue(output, sinks: sinks, at: time)
+        return sinks.count
     }
 
     /// A source's committed checkpoint.

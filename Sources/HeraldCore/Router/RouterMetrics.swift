@@ -19,6 +19,8 @@ public final class RouterMetrics: Sendable {
     public let outputsQueued: Counter
     /// Failed commits (nothing of the batch was stored).
     public let commitFailures: Counter
+    /// Badge outputs not queued because a later badge of the same user in the same commit replaced them.
+    public let badgesSuperseded: Counter
 
     /// Creates the metrics.
     public init(factory: any MetricsFactory) {
@@ -28,6 +30,7 @@ public final class RouterMetrics: Sendable {
         ingestLag = Metrics.Timer(label: "herald_ingest_lag_seconds", factory: factory)
         outputsQueued = Counter(label: "herald_outputs_queued_total", factory: factory)
         commitFailures = Counter(label: "herald_commit_failures_total", factory: factory)
+        badgesSuperseded = Counter(label: "herald_badges_superseded_total", factory: factory)
     }
 
     struct AdapterCounters: Sendable {
