@@ -44,9 +44,15 @@ test: test-deps ## Build and run the whole test suite (unit + integration agains
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
 
 bench: deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run.
+	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
+	@# code that changed elsewhere (herald-bench once kept an old object size and corrupted its heap), so
+	@# Herald's own modules are rebuilt from scratch; the dependencies are not.
+	@bin=$$($(SWIFT) build -c release --show-bin-path); \
+	for module in $$($(SWIFT) package describe --type json | python3 -c 'import json, sys; print(" ".join(t["c99name"] for t in json.load(sys.stdin)["targets"] if t["type"] != "system-target"))'); do \
+	  rm -rf "$$bin/$$module.build"; done
 	$(SWIFT) build -c release --product herald
 	$(SWIFT) build -c release --product herald-bench
-	@# Release builds inline initialisers across modules; this catches a class allocated at the wrong size.
+	@# A cheap guard against stale inlined code: every constant-size class allocation must match the metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
 	.build/release/herald-bench --herald .build/release/herald
 

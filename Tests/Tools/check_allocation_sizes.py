@@ -2,10 +2,11 @@
 """Checks that every class instance a Swift binary allocates with a constant size gets the size its
 type metadata declares.
 
-Why: Swift 6.3's optimiser inlines initialisers across modules in release builds. A module that does
-not import the module defining a stored property's type (a `Mutex` of a GRDB type, for instance)
-sized `SQLiteChatStore` 16 bytes short, and the initialiser then wrote past the allocation. Debug
-builds (what the tests run) are not affected, so `make bench` runs this on the release binaries.
+Why: release builds inline code across modules (an initialiser, with its object size, lands in the
+module that calls it), and an incremental build does not always recompile a module whose own sources
+did not change when code it inlined did. herald-bench once kept `SQLiteChatStore`'s old size after a
+field was added, and its heap was corrupted from then on. `make bench` rebuilds Herald's own modules
+before measuring and runs this as a cheap check on the result.
 
 Usage: check_allocation_sizes.py BINARY...   (exit 1 and a list when any allocation is short or long)
 """

@@ -13,10 +13,6 @@ public final class SQLiteChatStore: ChatStore {
     }
 
     let pool: DatabasePool
-    // No `Mutex` of a GRDB type among the stored properties: a release build of a module that does not
-    // import GRDB (herald-bench) inlines this initialiser and sizes the object without the mutex's
-    // storage, which overwrote the next heap block. The checkpoint connection lives with its only
-    // user, the `WALCheckpointer`.
     let readOnly: Bool
     let memory = StoreMemory()
     /// The database file.
