@@ -53,6 +53,11 @@ public struct StoreSection: Decodable, Sendable {
         cacheMiB = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "cache_mib")) ?? cacheMiB
     }
 
+    /// Opens (creating if needed) the store this section describes.
+    public func openStore() throws -> SQLiteChatStore {
+        try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB)
+    }
+
     /// Checks the values decoding cannot.
     func validate() throws(ConfigurationError) {
         guard (1...4096).contains(cacheMiB) else { throw ConfigurationError("must be 1…4096", keyPath: "cache_mib") }
