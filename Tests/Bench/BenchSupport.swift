@@ -1,4 +1,6 @@
 import Foundation
+import HeraldCore
+import HeraldPluginAPI
 import HeraldTestKit
 
 #if canImport(Glibc)
@@ -77,6 +79,23 @@ func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerS
     }
     try await client.waitForAcknowledgements(indices.count, timeout: .seconds(600))
     try await client.close()
+}
+
+/// Waits until Herald has committed every message of `workload`, polling every 20 ms.
+///
+/// Sources commit in arrival order and the workload arrives in index order, so the poll looks up only
+/// the last message (one primary-key lookup); a full count, which reads the whole table and would take
+/// a core away from Herald if polled, then confirms it, and the wait goes on in the rare case that an
+/// earlier message is still missing.
+func waitUntilCommitted(_ workload: Workload, store: () throws -> SQLiteChatStore?, timeout: Duration = .seconds(900),
+                        whilePolling check: () throws -> Void = {}) async throws {
+    let last = workload.messages - 1
+    let chat = ChatID("c\(last % workload.chats)"), id = MessageID("m\(last)")
+    try await eventually("herald to commit \(workload.messages)", timeout: timeout, poll: .milliseconds(20)) {
+        try check()
+        guard let store = try store(), (try? store.containsMessage(chat: chat, id: id)) == true else { return false }
+        return try store.statistics().messages >= workload.messages
+    }
 }
 
 func seconds(_ duration: Duration) -> Double {

@@ -73,9 +73,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
         started = .now
         publisher = Task { try await publish(workload, port: broker.port) }
     }
-    try await eventually("herald to commit \(workload.messages)", timeout: .seconds(900), poll: .milliseconds(20)) {
-        try store.statistics().messages >= workload.messages
-    }
+    try await waitUntilCommitted(workload, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     try await publisher?.value
@@ -111,7 +109,7 @@ func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirect
     }
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
-    try await eventually("all committed") { try store.statistics().messages >= workload.messages }
+    try await waitUntilCommitted(workload, store: { store }, timeout: .seconds(30))
     try await eventually("notifications received", timeout: .seconds(60)) { samples.count >= workload.messages }
     try await subscriber.close()
     try await eventually("baseline subscriber received all", timeout: .seconds(60)) { baselineSamples.count >= workload.messages }

@@ -40,12 +40,13 @@ func upstreamPhase(_ workload: Workload, mode: ChatServer.Mode, directory: Tempo
     let started = ContinuousClock.now
     let herald = try HeraldProcess(configPath: configPath, logPath: scratch.path("herald.log"))
     var store: SQLiteChatStore?
-    try await eventually("herald to commit \(workload.messages)", timeout: .seconds(900), poll: .milliseconds(20)) {
-        guard herald.child.isRunning else { throw TestKitError("herald exited: \(herald.child.output)") }
+    try await waitUntilCommitted(workload, store: {
         // Herald creates and migrates the store; read it once it is there.
         if store == nil { store = try? SQLiteChatStore(path: storePath, durability: .normal, readOnly: true) }
-        return ((try? store?.statistics().messages) ?? 0) >= workload.messages
-    }
+        return store
+    }, whilePolling: {
+        guard herald.child.isRunning else { throw TestKitError("herald exited: \(herald.child.output)") }
+    })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     herald.child.signal(SIGTERM)
@@ -77,9 +78,7 @@ func slowWebhookPhase(_ workload: Workload, delay: Double, directory: TemporaryD
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
     let started = ContinuousClock.now
     let publisher = Task { try await publish(workload, port: broker.port) }
-    try await eventually("herald to commit \(workload.messages)", timeout: .seconds(900), poll: .milliseconds(20)) {
-        try store.statistics().messages >= workload.messages
-    }
+    try await waitUntilCommitted(workload, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     try await publisher.value

@@ -92,7 +92,15 @@ public final class SQLiteChatStore: ChatStore {
         try pool.read { db in try SQLiteTransaction(db: db).badge(for: user) }
     }
 
-    /// Row counts of committed data.
+    /// Whether a message is committed: one primary-key lookup, cheap enough to poll.
+    public func containsMessage(chat: ChatID, id: MessageID) throws -> Bool {
+        try pool.read { db in
+            try SQLiteTransaction(db: db).messageKey(chat: chat, id: id) != nil
+        }
+    }
+
+    /// Row counts of committed data. Each count reads its whole table (the outbox can be large); poll
+    /// ``containsMessage(chat:id:)`` instead.
     public func statistics() throws -> StoreStatistics {
         try pool.read { db in
             StoreStatistics(
