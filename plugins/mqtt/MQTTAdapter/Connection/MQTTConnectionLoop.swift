@@ -10,10 +10,11 @@ import Synchronization
 /// queued because the client is in the threaded state) → hand the burst's commit
 /// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, gather the next burst from
 /// what arrives (up to `maxBurst`; the commit's end wakes the loop) → when it ends, commit what was
-/// gathered, up to ``maxUnacknowledgedBursts`` in a row → once a commit ends with nothing gathered (or
-/// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
-/// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
-/// each commit's database pages.
+/// gathered, until ``maxReadAheadBursts`` bursts' worth of messages is unacknowledged → once a commit
+/// ends with nothing gathered (or that bound is reached), every burst read is committed: write queued
+/// packets (the PUBACKs leave only now) → keepalive. Bursts therefore grow with the commit time: under
+/// load, more messages share each commit's database pages. An idle committer does not wait for a
+/// full burst: it takes what was read once that is an eighth of one.
 ///
 /// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
 /// every message read so far is committed; reading ahead therefore bounds how many bursts it spans.
@@ -30,9 +31,14 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         var takeBurst: @Sendable () -> (@Sendable () throws -> Void)? = { nil }
     }
 
-    /// Bursts read ahead of their acknowledgement: the loop reads the next burst while the last
-    /// commits, and writes PUBACKs at the latest after this many.
-    static let maxUnacknowledgedBursts = 4
+    /// Read-ahead before acknowledging: the loop reads the next burst while the last commits, and
+    /// writes PUBACKs at the latest once this many bursts' worth (`maxBurst` each) of messages is read.
+    static let maxReadAheadBursts = 4
+
+    /// A burst goes to an idle committer once it holds this many messages (an eighth of `maxBurst`),
+    /// rather than when it is full: after PUBACKs are written the store would otherwise wait for a
+    /// whole burst to be read. Later bursts fill while the commit before them runs.
+    private var handoverWhenIdle: Int { max(1, maxBurst / 8) }
 
     enum LoopError: Error, CustomStringConvertible {
         case refused(Int32)
@@ -126,27 +132,29 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         let committer = BurstCommitter(label: "herald-mqtt-commit-\(options.clientID)", whenFinished: { client.wake() })
         // Whatever ends the session, no commit of it may still run when the next one starts.
         defer { try? committer.wait() }
-        var unacknowledgedBursts = 0
+        // Messages handed to the committer since PUBACKs were last written.
+        var unacknowledged = 0
         var moreWaiting = false
         gathered = 0
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
             // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
             let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100, writes: !committer.isPending)
-            if (readable || moreWaiting) && gathered < maxBurst {
-                moreWaiting = try readBurst(client, committer: committer)
+            let burstLimit = min(maxBurst, maxBurst * Self.maxReadAheadBursts - unacknowledged)
+            if (readable || moreWaiting) && gathered < burstLimit {
+                moreWaiting = try readBurst(client, committer: committer, limit: burstLimit)
             }
-            if committer.isRunning && gathered < maxBurst { continue }
+            if committer.isRunning && gathered < burstLimit { continue }
             try committer.wait()
             if let commit = hooks.takeBurst() {
+                unacknowledged += gathered
                 gathered = 0
                 try committer.start(commit)
-                unacknowledgedBursts += 1
-                if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }
+                if unacknowledged < maxBurst * Self.maxReadAheadBursts { continue }
                 try committer.wait()
             }
             // Every burst read is committed: acknowledge them.
-            unacknowledgedBursts = 0
+            unacknowledged = 0
             do {
                 try client.writePending()
                 try client.housekeeping()
@@ -161,12 +169,14 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         hooks.onConnectionChange(false)
     }
 
-    /// Reads messages until none is waiting or the burst being gathered holds `maxBurst`.
-    /// - Returns: whether it stopped at that bound (more may be waiting, even where `poll` cannot
-    ///   see it, e.g. inside TLS buffers).
-    private func readBurst(_ client: MosquittoClient, committer: BurstCommitter) throws -> Bool {
+    /// Reads messages until none is waiting, the burst being gathered holds `limit`, or the committer
+    /// is idle and the burst holds ``handoverWhenIdle`` (the store should not wait for a full burst).
+    /// - Returns: whether it stopped early (more may be waiting, even where `poll` cannot see it,
+    ///   e.g. inside TLS buffers).
+    private func readBurst(_ client: MosquittoClient, committer: BurstCommitter, limit: Int) throws -> Bool {
         do {
-            while gathered < maxBurst {
+            while gathered < limit {
+                if gathered >= handoverWhenIdle && !committer.isRunning { return true }
                 let before = messagesRead
                 try client.readPacket()
                 if messagesRead == before { return false }
