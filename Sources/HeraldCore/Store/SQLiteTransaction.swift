@@ -18,7 +18,7 @@ struct SQLiteTransaction: ChatTransaction {
         try flushUnreadIncrements()
         let rows = cache.outbox
         cache.outbox = []
-        try insertInChunks("INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES ", columns: 5, count: rows.count) { index, binder in
+        try insertInChunks(.outbox, count: rows.count) { index, binder in
             let row = rows[index]
             try binder.bind(row.sink)
             try binder.bind(row.recipient)
@@ -28,15 +28,13 @@ struct SQLiteTransaction: ChatTransaction {
         }
     }
 
-    /// Inserts `count` rows with multi-row statements of up to 64 rows (`sql` + placeholders + `suffix`);
-    /// `row(index, &binder)` binds one row's `columns` values.
-    private func insertInChunks(_ sql: String, columns: Int, suffix: String = "", count: Int,
-                                row: (Int, inout StatementBinder) throws -> Void) throws {
-        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+    /// Inserts `count` rows with multi-row statements of up to ``BulkInsert/maximumRows`` rows;
+    /// `row(index, &binder)` binds one row's values.
+    private func insertInChunks(_ insert: BulkInsert, count: Int, row: (Int, inout StatementBinder) throws -> Void) throws {
         var index = 0
         while index < count {
-            let chunk = min(64, count - index)
-            let statement = try db.cachedStatement(sql: sql + Array(repeating: placeholder, count: chunk).joined(separator: ",") + suffix)
+            let chunk = min(BulkInsert.maximumRows, count - index)
+            let statement = try cache.bulkStatement(insert, rows: chunk, in: db)
             try statement.execute { binder in
                 for offset in index..<(index + chunk) { try row(offset, &binder) }
             }
@@ -170,8 +168,7 @@ struct SQLiteTransaction: ChatTransaction {
             for (chat, count) in chats { rows.append((user.rawValue, chat.rawValue, count)) }
         }
         cache.unreadIncrements = [:]
-        try insertInChunks("INSERT INTO unread(user, chat, count) VALUES ", columns: 3,
-                           suffix: " ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count", count: rows.count) { index, binder in
+        try insertInChunks(.unreadIncrements, count: rows.count) { index, binder in
             try binder.bind(rows[index].user)
             try binder.bind(rows[index].chat)
             try binder.bind(rows[index].count)

@@ -1,4 +1,5 @@
 import Foundation
+import GRDB
 import HeraldPluginAPI
 
 /// State that lives for one write transaction: reads the router repeats within a batch (badges,
@@ -14,6 +15,8 @@ final class SQLiteTransactionCache {
     var outbox: [OutboxRow] = []
     /// Unread increments not yet written, per user and chat (written in bulk before commit).
     var unreadIncrements: [UserID: [ChatID: Int]] = [:]
+    /// Bulk insert statements by shape, for this transaction (see ``BulkInsert``).
+    var bulkStatements: [BulkStatementKey: Statement] = [:]
 
     struct OutboxRow {
         var sink: String

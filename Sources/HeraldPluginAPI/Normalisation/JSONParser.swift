@@ -57,7 +57,8 @@ struct JSONParser {
 
     private mutating func object(depth: Int) throws(Failure) -> JSONValue {
         index += 1
-        var members: [String: JSONValue] = [:]
+        // Room for a typical event's fields at once, instead of regrowing the table as they arrive.
+        var members = [String: JSONValue](minimumCapacity: 8)
         skipWhitespace()
         if index < bytes.count, bytes[index] == UInt8(ascii: "}") {
             index += 1

@@ -41,10 +41,13 @@ public enum JSONValue: Sendable, Hashable {
     /// - Returns: the value, or `nil` when any step is missing.
     public func value(at pointer: String) -> JSONValue? {
         guard !pointer.isEmpty else { return self }
-        // Fast path for the common one-level pointer ("/id").
-        if case .object(let members) = self, pointer.utf8.first == UInt8(ascii: "/"),
-           !pointer.utf8.dropFirst().contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") }) {
-            return members[String(pointer.dropFirst())]
+        // Fast path for the common one-level pointer ("/id"), over UTF-8 bytes: it runs for every
+        // field of every payload, and slicing the `String` itself would walk grapheme clusters.
+        if case .object(let members) = self, pointer.utf8.first == UInt8(ascii: "/") {
+            let key = pointer.utf8.dropFirst()
+            if !key.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") }) {
+                return members[String(Substring(key))]
+            }
         }
         var current = self
         for token in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
