@@ -10,11 +10,11 @@ import Synchronization
 /// queued because the client is in the threaded state) → hand the burst's commit
 /// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, gather the next burst from
 /// what arrives (up to `maxBurst`; the commit's end wakes the loop) → when it ends, commit what was
-/// gathered, until ``maxReadAheadBursts`` bursts' worth of messages is unacknowledged → once a commit
-/// ends with nothing gathered (or that bound is reached), every burst read is committed: write queued
-/// packets (the PUBACKs leave only now) → keepalive. Bursts therefore grow with the commit time: under
-/// load, more messages share each commit's database pages. An idle committer does not wait for a
-/// full burst: it takes what was read once that is an eighth of one.
+/// gathered, up to ``maxUnacknowledgedBursts`` in a row → once a commit ends with nothing gathered (or
+/// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
+/// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
+/// each commit's database pages. An idle committer does not wait for a full burst: it takes what was
+/// read once that is an eighth of one.
 ///
 /// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
 /// every message read so far is committed; reading ahead therefore bounds how many bursts it spans.
@@ -31,9 +31,10 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         var takeBurst: @Sendable () -> (@Sendable () throws -> Void)? = { nil }
     }
 
-    /// Read-ahead before acknowledging: the loop reads the next burst while the last commits, and
-    /// writes PUBACKs at the latest once this many bursts' worth (`maxBurst` each) of messages is read.
-    static let maxReadAheadBursts = 4
+    /// Bursts read ahead of their acknowledgement: the loop reads the next burst while the last
+    /// commits, and writes PUBACKs at the latest after this many. Counting bursts, not messages, keeps
+    /// PUBACKs prompt under a steady moderate load, where every burst is small.
+    static let maxUnacknowledgedBursts = 4
 
     /// A burst goes to an idle committer once it holds this many messages (an eighth of `maxBurst`),
     /// rather than when it is full: after PUBACKs are written the store would otherwise wait for a
@@ -132,29 +133,27 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         let committer = BurstCommitter(label: "herald-mqtt-commit-\(options.clientID)", whenFinished: { client.wake() })
         // Whatever ends the session, no commit of it may still run when the next one starts.
         defer { try? committer.wait() }
-        // Messages handed to the committer since PUBACKs were last written.
-        var unacknowledged = 0
+        var unacknowledgedBursts = 0
         var moreWaiting = false
         gathered = 0
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
             // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
             let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100, writes: !committer.isPending)
-            let burstLimit = min(maxBurst, maxBurst * Self.maxReadAheadBursts - unacknowledged)
-            if (readable || moreWaiting) && gathered < burstLimit {
-                moreWaiting = try readBurst(client, committer: committer, limit: burstLimit)
+            if (readable || moreWaiting) && gathered < maxBurst {
+                moreWaiting = try readBurst(client, committer: committer)
             }
-            if committer.isRunning && gathered < burstLimit { continue }
+            if committer.isRunning && gathered < maxBurst { continue }
             try committer.wait()
             if let commit = hooks.takeBurst() {
-                unacknowledged += gathered
                 gathered = 0
                 try committer.start(commit)
-                if unacknowledged < maxBurst * Self.maxReadAheadBursts { continue }
+                unacknowledgedBursts += 1
+                if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }
                 try committer.wait()
             }
             // Every burst read is committed: acknowledge them.
-            unacknowledged = 0
+            unacknowledgedBursts = 0
             do {
                 try client.writePending()
                 try client.housekeeping()
@@ -169,13 +168,13 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         hooks.onConnectionChange(false)
     }
 
-    /// Reads messages until none is waiting, the burst being gathered holds `limit`, or the committer
+    /// Reads messages until none is waiting, the burst being gathered holds `maxBurst`, or the committer
     /// is idle and the burst holds ``handoverWhenIdle`` (the store should not wait for a full burst).
     /// - Returns: whether it stopped early (more may be waiting, even where `poll` cannot see it,
     ///   e.g. inside TLS buffers).
-    private func readBurst(_ client: MosquittoClient, committer: BurstCommitter, limit: Int) throws -> Bool {
+    private func readBurst(_ client: MosquittoClient, committer: BurstCommitter) throws -> Bool {
         do {
-            while gathered < limit {
+            while gathered < maxBurst {
                 if gathered >= handoverWhenIdle && !committer.isRunning { return true }
                 let before = messagesRead
                 try client.readPacket()
