@@ -166,6 +166,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldTestKit",
                 .product(name: "PropertyBased", package: "swift-property-based"),
+                .product(name: "GRDB", package: "GRDB.swift"),
             ],
             swiftSettings: strict
         ),

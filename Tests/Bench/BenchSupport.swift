@@ -84,9 +84,8 @@ func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerS
 /// Waits until Herald has committed every message of `workload`, polling every 20 ms.
 ///
 /// Sources commit in arrival order and the workload arrives in index order, so the poll looks up only
-/// the last message (one primary-key lookup); a full count, which reads the whole table and would take
-/// a core away from Herald if polled, then confirms it, and the wait goes on in the rare case that an
-/// earlier message is still missing.
+/// the last message (one primary-key lookup); the store's message count then confirms it, and the wait
+/// goes on in the rare case that an earlier message is still missing.
 func waitUntilCommitted(_ workload: Workload, store: () throws -> SQLiteChatStore?, timeout: Duration = .seconds(900),
                         whilePolling check: () throws -> Void = {}) async throws {
     let last = workload.messages - 1

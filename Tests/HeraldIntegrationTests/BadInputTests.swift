@@ -72,6 +72,9 @@ struct BadInputTests {
         let second = try await fixture.cli(["dlq", "replay"])
         #expect(second.output.contains("Replayed 0; still failing 1"))
         #expect(try fixture.store().badge(for: "bob").unread == 1)
+        // The replayed letter is no longer open; replaying it again does not count it twice.
+        #expect(try fixture.store().statistics() == StoreStatistics(messages: 1, deadLetters: 1, outbox: fixture.store().recountStatistics().outbox))
+        #expect(try fixture.store().statistics() == fixture.store().recountStatistics())
         try await client.close()
     }
 }

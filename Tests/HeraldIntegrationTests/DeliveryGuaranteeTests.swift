@@ -13,6 +13,7 @@ struct DeliveryGuaranteeTests {
     static func expectConsistent(_ store: SQLiteChatStore, messages: Int) throws {
         #expect(try store.statistics().messages == messages)
         #expect(try store.statistics().deadLetters == 0)
+        #expect(try store.statistics() == store.recountStatistics(), "the row counters match the tables")
         let mismatches = try store.unreadAgainstRecount().filter { $0.stored != $0.recounted }
         #expect(mismatches.isEmpty, "badges that differ from a recount: \(mismatches.prefix(5))")
     }
@@ -108,6 +109,7 @@ struct DeliveryGuaranteeTests {
         // A notification per message, and a badge per commit that changed bob's count (at most one per message).
         let queued = try fixture.store().statistics().outbox
         #expect((total + 1...total * 2).contains(queued), "\(queued) outputs queued")
+        #expect(try fixture.store().recountStatistics().outbox == queued)
 
         try await sinkBroker.start()
         try await eventually("the outbox drains after the sink is back", timeout: .seconds(60)) {
@@ -120,6 +122,7 @@ struct DeliveryGuaranteeTests {
             return Int(message.text[range.upperBound...].prefix { $0.isNumber })
         }
         #expect(order == Array(0..<total), "notifications arrive in commit order")
+        #expect(try fixture.store().statistics() == fixture.store().recountStatistics(), "the row counters match the tables")
         try await observer.close()
         try await client.close()
     }

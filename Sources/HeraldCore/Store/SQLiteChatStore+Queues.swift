@@ -30,6 +30,7 @@ extension SQLiteChatStore {
     public func removeOutputs(sink: String, through sequence: Int64) throws {
         try pool.write { db in
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq <= ? AND sink = ?").execute(arguments: [sequence, sink])
+            try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
         }
     }
 
@@ -40,15 +41,6 @@ extension SQLiteChatStore {
             for sequence in sequences {
                 try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1 WHERE seq = ? AND sink = ?", arguments: [sequence, sink])
             }
-        }
-    }
-
-    /// Undelivered entries per sink.
-    public func outboxDepth() throws -> [String: Int] {
-        try pool.read { db in
-            var depth: [String: Int] = [:]
-            for row in try Row.fetchAll(db, sql: "SELECT sink, count(*) AS n FROM outbox GROUP BY sink") { depth[row["sink"]] = row["n"] }
-            return depth
         }
     }
 
@@ -97,7 +89,9 @@ extension SQLiteChatStore {
                 """, arguments: [sink, "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)",
                                  rejection.reason.rawValue, rejection.detail, Data(envelope.payload), envelope.payload.count,
                                  time.milliseconds])
+            try StoreCounter.add(1, to: StoreCounter.openDeadLetters, in: db)
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?", arguments: [envelope.sequence, sink])
+            try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
         }
     }
 }

@@ -99,17 +99,6 @@ public final class SQLiteChatStore: ChatStore {
         }
     }
 
-    /// Row counts of committed data. Each count reads its whole table (the outbox can be large); poll
-    /// ``containsMessage(chat:id:)`` instead.
-    public func statistics() throws -> StoreStatistics {
-        try pool.read { db in
-            StoreStatistics(
-                messages: try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") ?? 0,
-                deadLetters: try Int.fetchOne(db, sql: "SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") ?? 0,
-                outbox: try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0)
-        }
-    }
-
     /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try pool.read { db in

@@ -26,6 +26,16 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(row.payload)
             try binder.bind(row.createdAt)
         }
+        // Rows per sink; sinks are few, so a scan beats hashing a name for every row.
+        var perSink: [(sink: String, rows: Int)] = []
+        for row in rows {
+            if let index = perSink.firstIndex(where: { $0.sink == row.sink }) { perSink[index].rows += 1 } else { perSink.append((row.sink, 1)) }
+        }
+        for (sink, count) in perSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
+        try StoreCounter.add(cache.messagesStored, to: StoreCounter.messages, in: db)
+        try StoreCounter.add(cache.deadLettersOpened, to: StoreCounter.openDeadLetters, in: db)
+        cache.messagesStored = 0
+        cache.deadLettersOpened = 0
     }
 
     /// Inserts `count` rows with multi-row statements of up to ``BulkInsert/maximumRows`` rows;
@@ -50,7 +60,9 @@ struct SQLiteTransaction: ChatTransaction {
         try run("INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES (?,?,?,?,?,?)",
                 message.chat.rawValue, message.id.rawValue, message.sender.rawValue, message.body,
                 message.sentAt.milliseconds, receivedAt.milliseconds)
-        return db.changesCount > 0
+        guard db.changesCount > 0 else { return false }
+        cache.messagesStored += 1
+        return true
     }
 
     func messageKey(chat: ChatID, id: MessageID) throws -> MessageKey? {
@@ -256,6 +268,7 @@ struct SQLiteTransaction: ChatTransaction {
             INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
             """, provenance.adapter, provenance.origin, rejection.reason.rawValue, rejection.detail, Data(raw),
                   provenance.rawSize, provenance.receivedAt.milliseconds)
+        cache.deadLettersOpened += 1
     }
 
     func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {
@@ -268,6 +281,11 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
-        try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", time.milliseconds, id)
+        try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL", time.milliseconds, id)
+        if db.changesCount > 0 {
+            cache.deadLettersOpened -= 1
+        } else {
+            try run("UPDATE dead_letters SET replayed_at = ? WHERE id = ?", time.milliseconds, id)  // replayed again
+        }
     }
 }

@@ -15,6 +15,10 @@ final class SQLiteTransactionCache {
     var outbox: [OutboxRow] = []
     /// Unread increments not yet written, per user and chat (written in bulk before commit).
     var unreadIncrements: [UserID: [ChatID: Int]] = [:]
+    /// Messages stored and dead letters opened (or, negative, replayed) by this transaction, added to the
+    /// row counters (``StoreCounter``) with the outbox rows.
+    var messagesStored = 0
+    var deadLettersOpened = 0
     /// Bulk insert statements by shape, for this transaction (see ``BulkInsert``).
     var bulkStatements: [BulkStatementKey: Statement] = [:]
 
