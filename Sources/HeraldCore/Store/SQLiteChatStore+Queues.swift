@@ -84,14 +84,14 @@ extension SQLiteChatStore {
     /// recipient and kind, raw is the output's JSON.
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
         try pool.write { db in
-            try db.execute(sql: """
-                INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
-                """, arguments: [sink, "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)",
-                                 rejection.reason.rawValue, rejection.detail, Data(envelope.payload), envelope.payload.count,
-                                 time.milliseconds])
-            try StoreCounter.add(1, to: StoreCounter.openDeadLetters, in: db)
+            // The same dead-letter row, and count of open letters, as a rejected input's.
+            let tx = SQLiteTransaction(db: db)
+            let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
+            try tx.deadLetter(rejection, provenance: Provenance(adapter: sink, origin: origin, rawSize: envelope.payload.count, receivedAt: time),
+                              raw: envelope.payload)
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?", arguments: [envelope.sequence, sink])
             try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
+            try tx.flush()
         }
     }
 }
