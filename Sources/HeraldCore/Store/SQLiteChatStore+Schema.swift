@@ -64,6 +64,24 @@ extension SQLiteChatStore {
                 INSERT INTO store_counters(name, value) SELECT 'outbox:' || sink, count(*) FROM outbox GROUP BY sink;
                 """)
         }
+        migrator.registerMigration("v4-messages-in-arrival-order") { db in
+            try db.execute(sql: """
+                -- Messages move from a WITHOUT ROWID table clustered by (chat, id) to a rowid table in arrival
+                -- order. Clustered by chat, a commit spanning N chats dirtied N pages of the table itself, each
+                -- written whole to the WAL; appended rows share pages. Two narrow indexes keep the lookups:
+                -- by id (idempotency, read positions) and in order with the sender (unread recounts, receipt
+                -- senders, history), so neither needs the table row.
+                CREATE TABLE messages_in_arrival_order(
+                    chat TEXT NOT NULL, id TEXT NOT NULL, sender TEXT NOT NULL, body TEXT NOT NULL,
+                    sent_at INTEGER NOT NULL, received_at INTEGER NOT NULL);
+                INSERT INTO messages_in_arrival_order(chat, id, sender, body, sent_at, received_at)
+                    SELECT chat, id, sender, body, sent_at, received_at FROM messages ORDER BY received_at, chat, sent_at, id;
+                DROP TABLE messages;
+                ALTER TABLE messages_in_arrival_order RENAME TO messages;
+                CREATE UNIQUE INDEX messages_by_id ON messages(chat, id);
+                CREATE INDEX messages_in_order ON messages(chat, sent_at, id, sender);
+                """)
+        }
         return migrator
     }
 }
