@@ -40,6 +40,30 @@ struct NormaliserTests {
                                                        sentAt: Timestamp(milliseconds: 1_763_805_600_250)))))
     }
 
+    @Test func pointersResolveEscapesArraysAndTheWholeDocument() throws {
+        guard case .success(let document) = JSONValue.parse(Array(#"{"a/b":{"m~n":[10,{"x":"y"}]},"":1}"#.utf8)) else {
+            Issue.record("the document should parse")
+            return
+        }
+        #expect(document.value(at: JSONPointer("/a~1b/m~0n/1/x")) == .string("y"))
+        #expect(document.value(at: "/a~1b/m~0n/0") == .number(10))
+        #expect(document.value(at: "/") == .number(1))
+        #expect(document.value(at: "") == document)
+        #expect(document.value(at: "/a~1b/m~0n/2") == nil)
+        #expect(document.value(at: "a~1b") == nil)  // not a pointer
+
+        // A decoder whose mapping changes reads the new pointers.
+        var decoder = EventPayloadDecoder()
+        decoder.mapping.id = "/meta/id"
+        let decoded = decoder.decode(Array(#"{"meta":{"id":"m9"},"id":"m1","from":"a","body":"x","sent_at":1}"#.utf8), as: .messageReceived,
+                                     bindings: PayloadBindings(chat: "c1"), receivedAt: Timestamp(milliseconds: 1))
+        guard case .success(.messageReceived(let message)) = decoded else {
+            Issue.record("expected a message, got \(decoded)")
+            return
+        }
+        #expect(message.id == "m9")
+    }
+
     @Test(arguments: [
         ("chats/c1/messages", "[1,2]", RejectionReason.malformedJSON),
         ("chats/c1/messages", #"{"id":"m1","from":"a/b","body":"x","sent_at":1}"#, .invalidField),

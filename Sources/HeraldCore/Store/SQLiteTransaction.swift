@@ -57,9 +57,19 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     func insertMessage(_ message: MessageReceived, receivedAt: Timestamp) throws -> Bool {
-        try run("INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES (?,?,?,?,?,?)",
-                message.chat.rawValue, message.id.rawValue, message.sender.rawValue, message.body,
-                message.sentAt.milliseconds, receivedAt.milliseconds)
+        // Once per message: the statement is kept for the transaction, and the values bound directly.
+        let statement = try cache.insertMessageStatement ?? db.cachedStatement(sql: """
+            INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES (?,?,?,?,?,?)
+            """)
+        cache.insertMessageStatement = statement
+        try statement.execute { binder in
+            try binder.bind(message.chat.rawValue)
+            try binder.bind(message.id.rawValue)
+            try binder.bind(message.sender.rawValue)
+            try binder.bind(message.body)
+            try binder.bind(message.sentAt.milliseconds)
+            try binder.bind(receivedAt.milliseconds)
+        }
         guard db.changesCount > 0 else { return false }
         cache.messagesStored += 1
         return true

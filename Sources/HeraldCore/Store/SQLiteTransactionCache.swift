@@ -21,6 +21,8 @@ final class SQLiteTransactionCache {
     var deadLettersOpened = 0
     /// Bulk insert statements by shape, for this transaction (see ``BulkInsert``).
     var bulkStatements: [BulkStatementKey: Statement] = [:]
+    /// The message insert, prepared once per transaction (it runs for every message).
+    var insertMessageStatement: Statement?
 
     struct OutboxRow {
         var sink: String

@@ -21,7 +21,9 @@ public struct EventPayloadDecoder: Sendable {
     /// Payloads larger than this are rejected before parsing.
     public var maxPayloadBytes: Int
     /// Where fields live in the payload.
-    public var mapping: FieldMapping
+    public var mapping: FieldMapping { didSet { pointers = FieldPointers(mapping) } }
+    /// `mapping` with its defaults, parsed once.
+    private var pointers: FieldPointers
     /// How times are read.
     public var timeFormat: TimeFormat
     /// Longest preview or body accepted, in bytes (bodies are bounded by the payload limit too).
@@ -31,6 +33,7 @@ public struct EventPayloadDecoder: Sendable {
     public init(maxPayloadBytes: Int = 64 * 1024, mapping: FieldMapping = FieldMapping(), timeFormat: TimeFormat = .auto) {
         self.maxPayloadBytes = maxPayloadBytes
         self.mapping = mapping
+        self.pointers = FieldPointers(mapping)
         self.timeFormat = timeFormat
     }
 
@@ -67,7 +70,7 @@ public struct EventPayloadDecoder: Sendable {
             guard case .object = document else {
                 throw Rejection(.malformedJSON, "payload must be a JSON object, found \(document.typeName)")
             }
-            let reader = PayloadReader(document: document, mapping: mapping, timeFormat: timeFormat)
+            let reader = PayloadReader(document: document, pointers: pointers, timeFormat: timeFormat)
             return .success(try event(from: reader, kind: kind, bindings: bindings, receivedAt: receivedAt))
         } catch {
             return .failure(error)
@@ -76,10 +79,10 @@ public struct EventPayloadDecoder: Sendable {
 
     private func event(from reader: PayloadReader, kind: PayloadKind, bindings: PayloadBindings,
                        receivedAt: Timestamp) throws(Rejection) -> ChatEvent {
-        let chat = try reader.boundIdentifier(reader.mapping.chat ?? "/chat", bound: bindings.chat?.rawValue, field: "chat")
+        let chat = try reader.boundIdentifier(reader.pointers.chat, bound: bindings.chat?.rawValue, field: "chat")
         switch kind {
         case .fromPayload:
-            let name = try reader.string(reader.mapping.type ?? "/type", field: "type")
+            let name = try reader.string(reader.pointers.type, field: "type")
             let resolved: PayloadKind? = switch name {
             case "message.received": .messageReceived
             case "messages.read": .messagesRead
@@ -91,27 +94,27 @@ public struct EventPayloadDecoder: Sendable {
             guard let resolved else { throw Rejection(.unknownEventKind, "unknown event type \"\(name)\"") }
             return try event(from: reader, kind: resolved, bindings: bindings, receivedAt: receivedAt)
         case .messageReceived:
-            let sender = try reader.boundIdentifier(reader.mapping.from ?? "/from", bound: bindings.user?.rawValue, field: "from")
-            let recipients = try reader.optionalIdentifiers(reader.mapping.to ?? "/to", field: "to")
+            let sender = try reader.boundIdentifier(reader.pointers.from, bound: bindings.user?.rawValue, field: "from")
+            let recipients = try reader.optionalIdentifiers(reader.pointers.to, field: "to")
             return .messageReceived(MessageReceived(
-                chat: ChatID(chat), id: MessageID(try reader.identifier(reader.mapping.id ?? "/id", field: "id")),
+                chat: ChatID(chat), id: MessageID(try reader.identifier(reader.pointers.id, field: "id")),
                 sender: UserID(sender), recipients: recipients.map { $0.map { UserID($0) } },
-                body: try reader.string(reader.mapping.body ?? "/body", field: "body"),
-                sentAt: try reader.time(reader.mapping.sentAt ?? "/sent_at", field: "sent_at")))
+                body: try reader.string(reader.pointers.body, field: "body"),
+                sentAt: try reader.time(reader.pointers.sentAt, field: "sent_at")))
         case .messagesRead:
             let reader_ = try actingUser(reader, bindings: bindings)
-            let readAt = try reader.optionalTime(reader.mapping.readAt ?? "/read_at", field: "read_at") ?? receivedAt
+            let readAt = try reader.optionalTime(reader.pointers.readAt, field: "read_at") ?? receivedAt
             return .messagesRead(MessagesRead(
                 reader: reader_, chat: ChatID(chat),
-                upTo: MessageID(try reader.identifier(reader.mapping.upTo ?? "/up_to", field: "up_to")), readAt: readAt))
+                upTo: MessageID(try reader.identifier(reader.pointers.upTo, field: "up_to")), readAt: readAt))
         case .chatCreated:
-            let members = try reader.optionalIdentifiers(reader.mapping.members ?? "/members", field: "members")
+            let members = try reader.optionalIdentifiers(reader.pointers.members, field: "members")
             guard let members, !members.isEmpty else {
-                throw Rejection(.missingField, "field members (\(reader.mapping.members ?? "/members")) must list at least one user")
+                throw Rejection(.missingField, "field members (\(reader.pointers.members)) must list at least one user")
             }
             return .chatCreated(ChatCreated(chat: ChatID(chat), members: members.map { UserID($0) }))
         case .chatPresence:
-            let state = try reader.string(reader.mapping.state ?? "/state", field: "state")
+            let state = try reader.string(reader.pointers.state, field: "state")
             switch state {
             case "open": return try event(from: reader, kind: .chatOpened, bindings: bindings, receivedAt: receivedAt)
             case "closed": return try event(from: reader, kind: .chatClosed, bindings: bindings, receivedAt: receivedAt)
@@ -129,7 +132,7 @@ public struct EventPayloadDecoder: Sendable {
         guard let bound = bindings.user else {
             throw Rejection(.identityMismatch, "client events need the acting user from the topic; none is bound")
         }
-        let pointer = reader.mapping.user ?? "/user"
+        let pointer = reader.pointers.user
         if let claimed = reader.document.value(at: pointer), claimed != .string(bound.rawValue) {
             throw Rejection(.identityMismatch, "payload names user \(claimed.shortText) at \(pointer) but the topic is for \"\(bound)\"")
         }

@@ -37,35 +37,10 @@ public enum JSONValue: Sendable, Hashable {
         }
     }
 
-    /// Resolves an RFC 6901 JSON pointer such as `/message/from` (`~1` is `/`, `~0` is `~`).
+    /// Resolves an RFC 6901 JSON pointer such as `/message/from` (`~1` is `/`, `~0` is `~`). Parse a
+    /// pointer used for every payload once, as a ``JSONPointer``.
     /// - Returns: the value, or `nil` when any step is missing.
-    public func value(at pointer: String) -> JSONValue? {
-        guard !pointer.isEmpty else { return self }
-        // Fast path for the common one-level pointer ("/id"), over UTF-8 bytes: it runs for every
-        // field of every payload, and slicing the `String` itself would walk grapheme clusters.
-        if case .object(let members) = self, pointer.utf8.first == UInt8(ascii: "/") {
-            let key = pointer.utf8.dropFirst()
-            if !key.contains(where: { $0 == UInt8(ascii: "/") || $0 == UInt8(ascii: "~") }) {
-                return members[String(Substring(key))]
-            }
-        }
-        var current = self
-        for token in pointer.split(separator: "/", omittingEmptySubsequences: false).dropFirst() {
-            let key = token.contains("~")
-                ? token.replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~") : String(token)
-            switch current {
-            case .object(let members):
-                guard let next = members[key] else { return nil }
-                current = next
-            case .array(let items):
-                guard let index = Int(key), items.indices.contains(index) else { return nil }
-                current = items[index]
-            default:
-                return nil
-            }
-        }
-        return current
-    }
+    public func value(at pointer: String) -> JSONValue? { value(at: JSONPointer(pointer)) }
 }
 
 /// Why bytes are not valid JSON, and where.

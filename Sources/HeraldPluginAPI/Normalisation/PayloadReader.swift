@@ -3,26 +3,26 @@ import Foundation
 /// Typed field access over a parsed payload, producing ``Rejection``s that name the field and pointer.
 struct PayloadReader {
     let document: JSONValue
-    let mapping: FieldMapping
+    let pointers: FieldPointers
     let timeFormat: TimeFormat
 
-    func string(_ pointer: String, field: String) throws(Rejection) -> String {
+    func string(_ pointer: JSONPointer, field: String) throws(Rejection) -> String {
         switch document.value(at: pointer) {
         case .string(let value): return value
-        case nil, .null?: throw Rejection(.missingField, "field \(field) (\(pointer)) is missing")
-        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer)): expected a string, found \(other.typeName)")
+        case nil, .null?: throw Rejection(.missingField, "field \(field) (\(pointer.text)) is missing")
+        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected a string, found \(other.typeName)")
         }
     }
 
     /// An identifier: a non-empty string without `/`, `+`, `#` or NUL (they would break topic ACLs),
     /// or an integer.
-    func identifier(_ pointer: String, field: String) throws(Rejection) -> String {
+    func identifier(_ pointer: JSONPointer, field: String) throws(Rejection) -> String {
         let text: String
         switch document.value(at: pointer) {
         case .number(let value) where value == value.rounded() && abs(value) < 1e15: text = String(Int64(value))
         default: text = try string(pointer, field: field)
         }
-        try Self.checkIdentifier(text, field: field, pointer: pointer)
+        try Self.checkIdentifier(text, field: field, pointer: pointer.text)
         return text
     }
 
@@ -37,7 +37,7 @@ struct PayloadReader {
     }
 
     /// An identifier the topic may already bind. With a binding, the payload may repeat it but not differ.
-    func boundIdentifier(_ pointer: String, bound: String?, field: String) throws(Rejection) -> String {
+    func boundIdentifier(_ pointer: JSONPointer, bound: String?, field: String) throws(Rejection) -> String {
         guard let bound else { return try identifier(pointer, field: field) }
         if let claimed = document.value(at: pointer), claimed != .string(bound) {
             throw Rejection(.identityMismatch, "payload names \(field) \(claimed.shortText) but the topic says \"\(bound)\"")
@@ -45,36 +45,36 @@ struct PayloadReader {
         return bound
     }
 
-    func optionalIdentifiers(_ pointer: String, field: String) throws(Rejection) -> [String]? {
+    func optionalIdentifiers(_ pointer: JSONPointer, field: String) throws(Rejection) -> [String]? {
         switch document.value(at: pointer) {
         case nil, .null?: return nil
         case .array(let items)?:
             var result: [String] = []
             for (index, item) in items.enumerated() {
                 guard case .string(let text) = item else {
-                    throw Rejection(.invalidField, "field \(field) (\(pointer)/\(index)): expected a string, found \(item.typeName)")
+                    throw Rejection(.invalidField, "field \(field) (\(pointer.text)/\(index)): expected a string, found \(item.typeName)")
                 }
-                try Self.checkIdentifier(text, field: field, pointer: "\(pointer)/\(index)")
+                try Self.checkIdentifier(text, field: field, pointer: "\(pointer.text)/\(index)")
                 result.append(text)
             }
             return result
-        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer)): expected an array, found \(other.typeName)")
+        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected an array, found \(other.typeName)")
         }
     }
 
-    func time(_ pointer: String, field: String) throws(Rejection) -> Timestamp {
+    func time(_ pointer: JSONPointer, field: String) throws(Rejection) -> Timestamp {
         guard let value = try optionalTime(pointer, field: field) else {
-            throw Rejection(.missingField, "field \(field) (\(pointer)) is missing")
+            throw Rejection(.missingField, "field \(field) (\(pointer.text)) is missing")
         }
         return value
     }
 
-    func optionalTime(_ pointer: String, field: String) throws(Rejection) -> Timestamp? {
+    func optionalTime(_ pointer: JSONPointer, field: String) throws(Rejection) -> Timestamp? {
         switch document.value(at: pointer) {
         case nil, .null?: return nil
         case .number(let value)?:
             guard value.isFinite, value >= 0, value < 1e16, timeFormat != .rfc3339 else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer)): \(value) is not a valid time")
+                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \(value) is not a valid time")
             }
             let milliseconds = switch timeFormat {
             case .unixMilliseconds: value
@@ -84,11 +84,11 @@ struct PayloadReader {
             return Timestamp(milliseconds: Int64(milliseconds.rounded()))
         case .string(let text)? where timeFormat == .auto || timeFormat == .rfc3339:
             guard let date = RFC3339.parse(text) else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer)): \"\(text.prefix(40))\" is not an RFC 3339 time")
+                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \"\(text.prefix(40))\" is not an RFC 3339 time")
             }
             return Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
         case let other?:
-            throw Rejection(.invalidField, "field \(field) (\(pointer)): expected a time, found \(other.typeName)")
+            throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected a time, found \(other.typeName)")
         }
     }
 }
