@@ -6,7 +6,7 @@ extension EventPayloadDecoder {
     public func decodeFeedEvent(document: JSONValue, as kind: PayloadKind = .fromPayload,
                                 receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
         var bindings = PayloadBindings()
-        if case .string(let user)? = document.value(at: mapping.user ?? "/user") { bindings.user = UserID(user) }
+        if case .string(let user)? = document.value(at: pointers.user) { bindings.user = UserID(user) }
         return decode(document: document, as: kind, bindings: bindings, receivedAt: receivedAt)
     }
 }

@@ -23,7 +23,7 @@ public struct EventPayloadDecoder: Sendable {
     /// Where fields live in the payload.
     public var mapping: FieldMapping { didSet { pointers = FieldPointers(mapping) } }
     /// `mapping` with its defaults, parsed once.
-    private var pointers: FieldPointers
+    private(set) var pointers: FieldPointers
     /// How times are read.
     public var timeFormat: TimeFormat
     /// Longest preview or body accepted, in bytes (bodies are bounded by the payload limit too).
