@@ -30,7 +30,9 @@ struct MessageLayoutTests {
         }
         try old.close()
 
-        let store = try SQLiteChatStore(path: path, durability: .normal)
+        var announced: [String] = []
+        let store = try SQLiteChatStore(path: path, durability: .normal) { announced = $0 }
+        #expect(announced == ["v4-messages-in-arrival-order"])
         let layout = try store.pool.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'") ?? ""
         }
@@ -74,6 +76,15 @@ struct MessageLayoutTests {
         // Nothing since a time after the last message; everything since the start.
         #expect(try harness.store.busiestChats(since: harness.clock.now().adding(milliseconds: 1), limit: 5).isEmpty)
         #expect(try harness.store.busiestChats(since: Timestamp(milliseconds: 0), limit: 1).first?.count == 3)
+    }
+
+    @Test("a new store and an up-to-date one announce no migration")
+    func noMigrationAnnounced() throws {
+        let directory = try TemporaryDirectory()
+        var announced: [[String]] = []
+        _ = try SQLiteChatStore(path: directory.path("new.sqlite")) { announced.append($0) }
+        _ = try SQLiteChatStore(path: directory.path("new.sqlite")) { announced.append($0) }
+        #expect(announced.isEmpty)
     }
 
     @Test("the busiest chats of an empty store are none")

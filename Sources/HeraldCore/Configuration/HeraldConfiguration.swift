@@ -1,5 +1,6 @@
 import Foundation
 public import HeraldPluginAPI
+public import Logging
 
 /// The whole `herald.yaml`, decoded strictly (unknown keys are errors).
 public struct HeraldConfiguration: Decodable, Sendable {
@@ -53,9 +54,13 @@ public struct StoreSection: Decodable, Sendable {
         cacheMiB = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "cache_mib")) ?? cacheMiB
     }
 
-    /// Opens (creating if needed) the store this section describes.
-    public func openStore() throws -> SQLiteChatStore {
-        try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB)
+    /// Opens (creating if needed) the store this section describes, migrating it if it is older than this
+    /// Herald; `logger` says so before a migration starts.
+    public func openStore(logger: Logger? = nil) throws -> SQLiteChatStore {
+        try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB) { pending in
+            logger?.notice("Migrating the store; a migration that rewrites the messages table takes about 10 s per million messages.",
+                           metadata: ["path": "\(path)", "migrations": "\(pending.joined(separator: ", "))"])
+        }
     }
 
     /// Checks the values decoding cannot.

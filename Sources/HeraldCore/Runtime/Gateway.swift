@@ -28,7 +28,7 @@ public struct Gateway: Sendable {
 
     /// Runs until a shutdown signal; returns after a graceful shutdown.
     public func run() async throws {
-        let store = try configuration.store.openStore()
+        let store = try configuration.store.openStore(logger: logger)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
         let totals = IngestTotals()

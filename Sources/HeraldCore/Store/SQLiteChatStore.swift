@@ -25,7 +25,10 @@ public final class SQLiteChatStore: ChatStore {
     public static let defaultCacheMiB = 8
 
     /// Opens (creating if needed) and migrates the store at `path`, with a writer page cache of `cacheMiB`.
-    public init(path: String, durability: Durability = .full, cacheMiB: Int = defaultCacheMiB, readOnly: Bool = false) throws {
+    /// `willMigrate` hears the migrations an existing store is about to get (not a new store's), before
+    /// they run: some rewrite a whole table.
+    public init(path: String, durability: Durability = .full, cacheMiB: Int = defaultCacheMiB, readOnly: Bool = false,
+                willMigrate: (_ pending: [String]) -> Void = { _ in }) throws {
         var configuration = Configuration()
         configuration.readonly = readOnly
         configuration.busyMode = .timeout(10)
@@ -50,6 +53,11 @@ public final class SQLiteChatStore: ChatStore {
             try pool.writeWithoutTransaction { db in
                 try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
             }
+            let pending = try pool.read { db in
+                let applied = try Self.migrator.appliedIdentifiers(db)
+                return applied.isEmpty ? [] : Self.migrator.migrations.filter { !applied.contains($0) }
+            }
+            if !pending.isEmpty { willMigrate(pending) }
             try Self.migrator.migrate(pool)
         }
     }
