@@ -48,6 +48,8 @@ public struct TestConfiguration: Sendable {
     public var topLevelExtra = ""
     /// Durability.
     public var durability = "normal"
+    /// The writer's page cache in MiB (`store.cache_mib`), or Herald's default.
+    public var cacheMiB: Int?
     /// Port of the broker the sink publishes to (defaults to `port`).
     public var sinkPort: Int?
     /// Port of the admin API.
@@ -70,7 +72,7 @@ public struct TestConfiguration: Sendable {
         """
         store:
           path: \(storePath)
-          durability: \(durability)
+          durability: \(durability)\(cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")
         outbox:
           drain_timeout_s: 3
         log:

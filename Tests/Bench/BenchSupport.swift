@@ -18,6 +18,8 @@ struct Workload {
     var batch = 1000
     /// Store durability of the Herald phases (`full` or `normal`).
     var durability = "full"
+    /// The writer's page cache in MiB, or Herald's default.
+    var cacheMiB: Int?
 
     /// The latency phase's load: a quarter of the messages, at most 50,000.
     func forLatency() -> Workload {

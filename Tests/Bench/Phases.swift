@@ -42,6 +42,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"))
     configuration.durability = workload.durability
+    configuration.cacheMiB = workload.cacheMiB
     configuration.sinkPort = try Loopback.freePort()
     configuration.sourceClientID = "herald-bench"
     let configPath = try directory.write("bench-\(backlog)-\(stalledTail).yaml", configuration.yaml)
@@ -91,6 +92,7 @@ func latencyPhase(_ workload: Workload, rate: Double, directory: TemporaryDirect
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: directory.path("latency.sqlite"))
     configuration.durability = workload.durability
+    configuration.cacheMiB = workload.cacheMiB
     let configPath = try directory.write("latency.yaml", configuration.yaml)
     let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-latency.log"))
     try await herald.waitUntilConnected(connections: 2)

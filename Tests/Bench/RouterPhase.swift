@@ -7,7 +7,8 @@ import Metrics
 /// The store's ceiling: the same workload normalised and committed in-process in batches of `workload.batch`,
 /// with no broker. Separates Herald's own cost from the network path.
 func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double, commitCPUPerThousand: Double) {
-    let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: SQLiteChatStore.Durability(rawValue: workload.durability) ?? .full)
+    let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: SQLiteChatStore.Durability(rawValue: workload.durability) ?? .full,
+                                    cacheMiB: workload.cacheMiB ?? SQLiteChatStore.defaultCacheMiB)
     let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("push", Set(OutputKind.allCases))]),
                              clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
                              logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })

@@ -31,7 +31,7 @@ func upstreamPhase(_ workload: Workload, mode: ChatServer.Mode, directory: Tempo
     let configPath = try scratch.write("herald.yaml", """
         store:
           path: \(storePath)
-          durability: \(workload.durability)
+          durability: \(workload.durability)\(workload.cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")
         admin:
           listen: 127.0.0.1:\(try Loopback.freePort())
         sources:
@@ -64,6 +64,7 @@ func slowWebhookPhase(_ workload: Workload, delay: Double, directory: TemporaryD
     let broker = try await MosquittoBroker()
     var configuration = TestConfiguration(port: broker.port, storePath: scratch.path("store.sqlite"))
     configuration.durability = workload.durability
+    configuration.cacheMiB = workload.cacheMiB
     configuration.sinkPort = try Loopback.freePort()
     configuration.sourceClientID = "herald-bench"
     configuration.topLevelExtra = """
