@@ -116,6 +116,12 @@ struct AdminAPITests {
         for index in 0..<25 { try client.publish("chats/c1/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }
         try client.publish("chats/c1/messages", "not json")
         try await eventually("stored") { try fixture.store().statistics().messages == 25 }
+        // Checkpoints run every 500 ms and report how long they held the writer.
+        try await eventually("a checkpoint's writer pass in the metrics") {
+            try await fetch(url).body.split(separator: "\n").contains {
+                $0.hasPrefix("herald_wal_checkpoint_writer_pass_seconds_count") && !$0.hasSuffix(" 0")
+            }
+        }
         let text = try await fetch(url).body
         let file = try fixture.directory.write("metrics.txt", text)
         let script = try fixture.directory.write("parse.py", """

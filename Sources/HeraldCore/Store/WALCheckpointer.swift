@@ -13,6 +13,7 @@ public struct WALCheckpointer: Service {
     let truncateAbovePages: Int
     let logger: Logger
     let duration: Metrics.Timer
+    let writerPass: Metrics.Timer
     let logFrames: Gauge
     let truncations: Counter
 
@@ -24,6 +25,7 @@ public struct WALCheckpointer: Service {
         self.truncateAbovePages = truncateAbovePages
         self.logger = logger
         duration = Metrics.Timer(label: "herald_wal_checkpoint_duration_seconds", factory: metrics)
+        writerPass = Metrics.Timer(label: "herald_wal_checkpoint_writer_pass_seconds", factory: metrics)
         logFrames = Gauge(label: "herald_wal_log_frames", factory: metrics)
         truncations = Counter(label: "herald_wal_truncations_total", factory: metrics)
     }
@@ -46,6 +48,7 @@ public struct WALCheckpointer: Service {
             connection = opened
             let report = try await store.checkpointWAL(using: opened, truncateAbovePages: truncateAbovePages)
             duration.recordNanoseconds((ContinuousClock.now - start).nanoseconds)
+            writerPass.recordNanoseconds(report.writerPass.nanoseconds)
             logFrames.record(report.logFrames)
             if report.truncated {
                 truncations.increment()
