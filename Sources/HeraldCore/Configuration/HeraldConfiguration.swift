@@ -58,7 +58,7 @@ public struct StoreSection: Decodable, Sendable {
     /// Herald; `logger` says so before a migration starts.
     public func openStore(logger: Logger? = nil) throws -> SQLiteChatStore {
         try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB) { pending in
-            logger?.notice("Migrating the store; a migration that rewrites the messages table takes about 10 s per million messages.",
+            logger?.notice("Migrating the store; on a large store this takes a while (rewriting the messages table: about 10 s per million messages).",
                            metadata: ["path": "\(path)", "migrations": "\(pending.joined(separator: ", "))"])
         }
     }
