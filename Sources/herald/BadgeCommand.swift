@@ -16,7 +16,7 @@ struct BadgeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try config.load()
-        let store = try configuration.store.openStore()
+        let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
         let badge = try store.badge(for: UserID(user))
         print(String(decoding: OutputWireFormat.encode(.badge(badge)), as: UTF8.self))
     }

@@ -22,7 +22,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try config.load()
-            let store = try configuration.store.openStore()
+            let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
             let letters = try store.deadLetters(limit: limit, includeReplayed: all)
             if letters.isEmpty, !json { print("The dead-letter queue is empty.") }
             for letter in letters {
@@ -57,7 +57,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = try config.load()
             let logger = makeLogger(level: .warning)
-            let store = try configuration.store.openStore()
+            let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
             var sinkAccepts: [(name: String, accepts: Set<OutputKind>)] = []
             for section in configuration.sinks { sinkAccepts.append((section.name, try section.settings.makeSink(name: section.name).accepts)) }
             let router = EventRouter(store: store, policy: configuration.router.policy, routing: OutputRouting(sinkAccepts: sinkAccepts),
