@@ -6,9 +6,21 @@ public struct WebSocketNormaliser: ReplayNormaliser {
     let adapter: String
     let origin: String
     let kind: PayloadKind
-    let idPointer: String?
-    let appPong: AppPingOptions.PongMatch?
     let decoder: EventPayloadDecoder
+    /// Where the event id is, parsed once (it is read from every message).
+    private let idPointer: JSONPointer?
+    /// What marks an application pong, its pointer parsed once.
+    private let pong: (pointer: JSONPointer, value: String)?
+
+    init(adapter: String, origin: String, kind: PayloadKind, idPointer: String?, appPong: AppPingOptions.PongMatch?,
+         decoder: EventPayloadDecoder) {
+        self.adapter = adapter
+        self.origin = origin
+        self.kind = kind
+        self.idPointer = idPointer.map(JSONPointer.init)
+        self.pong = appPong.map { (JSONPointer($0.pointer), $0.value) }
+        self.decoder = decoder
+    }
 
     /// What one message is.
     enum Reading {
@@ -35,7 +47,7 @@ public struct WebSocketNormaliser: ReplayNormaliser {
         case .success(let value): document = value
         case .failure(let error): return rejected(Rejection(.malformedJSON, "message is not valid JSON: \(error.message) at byte \(error.offset)"))
         }
-        if let appPong, document.value(at: appPong.pointer) == .string(appPong.value) { return .pong }
+        if let pong, document.value(at: pong.pointer) == .string(pong.value) { return .pong }
         let eventID: String? = switch idPointer.flatMap({ document.value(at: $0) }) {
         case .string(let value)?: value
         case .number(let value)? where value == value.rounded(): String(Int64(value))
