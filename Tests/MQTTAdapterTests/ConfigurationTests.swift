@@ -50,6 +50,21 @@ struct ConfigurationTests {
         #expect(error?.message == "must be 1…4096")
     }
 
+    @Test func sinkSendWindowIsReadAndCheckedWithItsPosition() throws {
+        func sink(_ extra: String) -> String {
+            "store:\n  path: /tmp/x.sqlite\nsinks:\n  - name: push\n    type: mqtt\n    url: mqtt://h\n    client_id: p\n\(extra)"
+        }
+        func window(_ text: String) throws -> Int? {
+            (try Self.loader.load(text: text, file: "t.yaml").sinks.first?.settings as? MQTTSinkConfiguration)?.maxInflight
+        }
+        #expect(try window(sink("")) == MQTTSinkConfiguration.defaultMaxInflight)
+        #expect(try window(sink("    max_inflight: 512\n")) == 512)
+        let error = Self.error(sink("    max_inflight: 0\n"))
+        #expect(error?.keyPath == "sinks[0].max_inflight")
+        #expect(error?.line == 8)
+        #expect(error?.message == "must be between 1 and 65535")
+    }
+
     @Test func adapterValidationErrorsAreLocatedToo() {
         let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    subscriptions:\n      - topic: users/read\n        event: messages.read"))
         #expect(error?.keyPath == "sources[0].subscriptions[0].topic")

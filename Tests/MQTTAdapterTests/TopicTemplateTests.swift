@@ -30,6 +30,16 @@ struct TopicTemplateTests {
         #expect(try TopicTemplate("a//b").match("a//b") == [:])
     }
 
+    @Test(arguments: ["users/{user}/badge", "{user}", "{user}/", "/{user}", "a//{user}//b", "tenant/x/{user}", "users/{user}/chats/{chat}", "static/topic"])
+    func fillingEveryPlaceholderMatchesTheGeneralRender(_ text: String) throws {
+        let template = try TopicTemplate(text)
+        for value in ["bob", "grüße-🎉", ""] {
+            let general = template.render(Dictionary(uniqueKeysWithValues: template.captureNames.map { ($0, value) }))
+            #expect(template.render(filling: value) == general, "\(text) with \(value)")
+        }
+        #expect(try TopicTemplate("users/{user}/badge").render(filling: "u7") == "users/u7/badge")
+    }
+
     @Test(arguments: ["users/{user/read", "users/+/read", "users/#", "chats/{chat}/{chat}", "users/x{user}/read", ""])
     func malformedTemplatesAreRejected(_ text: String) {
         #expect(throws: ConfigurationError.self) { try TopicTemplate(text) }

@@ -17,9 +17,10 @@ extension SQLiteChatStore {
                 guard let kind = OutputKind(rawValue: kindName) else {
                     throw DatabaseError(message: "outbox row \(sequence) has unknown kind \(kindName)")
                 }
-                let payload: Data = row[3]
+                // Copied once, from SQLite's buffer into the envelope (no intermediate `Data`).
+                let payload = try row.withUnsafeData(atIndex: 3) { [UInt8]($0 ?? Data()) }
                 envelopes.append(OutboxEnvelope(sequence: sequence, recipient: UserID(row[1] as String), kind: kind,
-                                                payload: [UInt8](payload), createdAt: Timestamp(milliseconds: row[4]),
+                                                payload: payload, createdAt: Timestamp(milliseconds: row[4]),
                                                 attempts: row[5]))
             }
             return envelopes

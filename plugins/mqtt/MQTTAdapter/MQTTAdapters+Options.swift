@@ -39,5 +39,7 @@ extension MQTTAdapters {
         AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every topic"),
         AdapterOption("retain_badges", .boolean, default: "true", "Publish badges retained"),
         AdapterOption("ack_timeout_s", .number, default: "10", "Seconds to wait for PUBACKs before retrying"),
+        AdapterOption("max_inflight", .integer, default: "\(MQTTSinkConfiguration.defaultMaxInflight)",
+                      "Publishes awaiting their PUBACK at once; raise it for a distant broker"),
     ]
 }

@@ -71,16 +71,19 @@ public final class MosquittoClient: @unchecked Sendable {
         try MosquittoError.check(mosquitto_subscribe(handle, nil, pattern, qos), "subscribe \(pattern)")
     }
 
-    /// Queues a PUBLISH and wakes the loop. Safe from any thread.
+    /// Queues a PUBLISH and, unless `wakeLoop` is false, wakes the loop. Safe from any thread.
+    ///
+    /// A caller queueing many publishes at once passes `wakeLoop: false` and calls ``wake()`` after
+    /// the last: the loop then writes them in one turn instead of waking for each.
     /// - Returns: the message id that ``MosquittoCallbacks/onPublish`` will report once acknowledged.
     @discardableResult
-    public func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool) throws(MosquittoError) -> Int32 {
+    public func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool, wakeLoop: Bool = true) throws(MosquittoError) -> Int32 {
         var messageID: Int32 = 0
         let code = payload.withUnsafeBytes { bytes in
             mosquitto_publish(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
         }
         try MosquittoError.check(code, "publish to \(topic)")
-        wake()
+        if wakeLoop { wake() }
         return messageID
     }
 

@@ -15,9 +15,20 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
     public var retainBadges: Bool
     /// How long to wait for PUBACKs before retrying, in seconds.
     public var ackTimeoutSeconds: Double
+    /// Publishes awaiting their PUBACK at once (the client's send window).
+    public var maxInflight: Int
+
+    /// The default send window. libmosquitto walks its list of unacknowledged publishes on every
+    /// publish and every PUBACK while the window has room, so a window as wide as the outbox batch
+    /// (`outbox.batch_size`, 1000) costs time per output that grows with the batch; 64 took 11–16%
+    /// less CPU per output than 1000 when an outage's backlog drained here, and delivered at least as
+    /// fast. A distant broker needs a wider window: at most `max_inflight` outputs leave per round
+    /// trip (and at most one outbox batch, which the sink awaits before the next).
+    public static let defaultMaxInflight = 64
 
     enum CodingKeys: String, CodingKey {
         case outputs, topics, topicPrefix = "topic_prefix", retainBadges = "retain_badges", ackTimeoutSeconds = "ack_timeout_s"
+        case maxInflight = "max_inflight"
     }
 
     /// Herald's default output topics.
@@ -35,6 +46,7 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
         topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? ""
         retainBadges = try container.decodeIfPresent(Bool.self, forKey: .retainBadges) ?? true
         ackTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .ackTimeoutSeconds) ?? 10
+        maxInflight = try container.decodeIfPresent(Int.self, forKey: .maxInflight) ?? Self.defaultMaxInflight
     }
 
     /// Offline checks.
@@ -43,6 +55,9 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
         _ = try templates()
         guard ackTimeoutSeconds > 0, ackTimeoutSeconds <= 300 else {
             throw ConfigurationError("must be between 0 and 300 seconds", keyPath: "ack_timeout_s")
+        }
+        guard (1...65_535).contains(maxInflight) else {
+            throw ConfigurationError("must be between 1 and 65535", keyPath: "max_inflight")
         }
     }
 
@@ -70,7 +85,7 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
     /// Builds the sink.
     public func makeSink(name: String) throws(ConfigurationError) -> any SinkAdapter {
         var options = try connection.mosquittoOptions(cleanSession: true)
-        options.maxInflight = 1000  // a whole outbox batch in flight; the broker acknowledges in order
+        options.maxInflight = maxInflight
         return MQTTSink(name: name, accepts: Set(outputs), options: options,
                  topics: try templates(), retainBadges: retainBadges,
                  ackTimeout: .milliseconds(Int64(ackTimeoutSeconds * 1000)))

@@ -73,13 +73,27 @@ public struct TopicTemplate: Sendable, Hashable, CustomStringConvertible {
         return levelIndex == levels.count ? captures : nil
     }
 
+    /// Fills every placeholder with `value`: an output topic's `{user}`. A sink calls this for every
+    /// output, so it needs no dictionary of values.
+    public func render(filling value: String) -> String {
+        render { _ in value }
+    }
+
     /// Fills placeholders (for output topics). Unknown placeholders stay as written.
     public func render(_ values: [String: String]) -> String {
-        levels.map { level in
+        render { name in values[name] ?? "{\(name)}" }
+    }
+
+    /// Appends the levels to one string, each placeholder replaced by `value(name)`.
+    private func render(_ value: (_ name: String) -> String) -> String {
+        var topic = ""
+        for (index, level) in levels.enumerated() {
+            if index > 0 { topic += "/" }
             switch level {
-            case .literal(let text): text
-            case .capture(let name): values[name] ?? "{\(name)}"
+            case .literal(let text): topic += text
+            case .capture(let name): topic += value(name)
             }
-        }.joined(separator: "/")
+        }
+        return topic
     }
 }

@@ -51,17 +51,19 @@ public final class MQTTSink: SinkAdapter {
         }
         tracker.begin(count: batch.count)
         for (index, envelope) in batch.enumerated() {
-            let topic = topics[envelope.kind]?.render(["user": envelope.recipient.rawValue])
+            let topic = topics[envelope.kind]?.render(filling: envelope.recipient.rawValue)
                 ?? "users/\(envelope.recipient)/\(envelope.kind.rawValue)"
             do {
                 let messageID = try client.publish(topic: topic, payload: envelope.payload, qos: 1,
-                                                   retain: retainBadges && envelope.kind == .badge)
+                                                   retain: retainBadges && envelope.kind == .badge, wakeLoop: false)
                 tracker.register(messageID: messageID, index: index)
             } catch {
                 tracker.abandon()
                 break
             }
         }
+        // One wake for the whole batch: the loop writes every queued publish in one turn.
+        client.wake()
         let confirmed = await tracker.waitForConfirmations(timeout: ackTimeout)
         if confirmed == 0 { throw SinkError("the broker acknowledged none of \(batch.count) publishes") }
         return confirmed
