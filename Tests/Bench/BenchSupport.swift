@@ -41,6 +41,20 @@ struct Workload {
     }
 }
 
+extension Workload {
+    /// A Herald config for a bench phase on the broker at `port`: this workload's durability and cache,
+    /// and, unless `sinkDelivers`, the MQTT sink pointed at a port where nothing listens, so outputs
+    /// stay queued and only intake is measured.
+    func configuration(port: Int, storePath: String, sinkDelivers: Bool = false) throws -> TestConfiguration {
+        var configuration = TestConfiguration(port: port, storePath: storePath)
+        configuration.durability = durability
+        configuration.cacheMiB = cacheMiB
+        if !sinkDelivers { configuration.sinkPort = try Loopback.freePort() }
+        configuration.sourceClientID = "herald-bench"
+        return configuration
+    }
+}
+
 /// Microseconds since the epoch.
 func nowMicros() -> Int64 {
     var time = timespec()

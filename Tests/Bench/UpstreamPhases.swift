@@ -62,11 +62,7 @@ func slowWebhookPhase(_ workload: Workload, delay: Double, directory: TemporaryD
     let scratch = try TemporaryDirectory(prefix: "herald-bench-webhook")
     let receiver = try await ChatServer(.rest, in: scratch, arguments: ["--hook-delay", "\(delay)"])
     let broker = try await MosquittoBroker()
-    var configuration = TestConfiguration(port: broker.port, storePath: scratch.path("store.sqlite"))
-    configuration.durability = workload.durability
-    configuration.cacheMiB = workload.cacheMiB
-    configuration.sinkPort = try Loopback.freePort()
-    configuration.sourceClientID = "herald-bench"
+    var configuration = try workload.configuration(port: broker.port, storePath: scratch.path("store.sqlite"))
     configuration.topLevelExtra = """
           - name: hooks
             type: webhook

@@ -11,14 +11,17 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--batch N]
                             [--router-only] [--herald-only] [--upstream-only]
-                            [--consumers-only] [--latency-only RATE]
+                            [--consumers-only] [--sink-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
-        seconds per 1000 messages, peak RSS); and publish→commit / publish→notification latency at half of
-        Herald's live rate, next to a plain C-client subscriber on the same broker (the baseline). Also: intake
+        seconds per 1000 messages, peak RSS); and publish→commit latency at half of Herald's live rate, after a
+        one-second warm-up at that rate (reported apart), next to a plain C-client subscriber on the same broker
+        (the baseline), twice: with outputs queued (as in the throughput phases) and with the sink delivering
+        every output (adds publish→notification); and how fast
+        the MQTT sink publishes the outputs that queued during an outage (outputs/s, CPU per 1000). Also: intake
         with a slow webhook receiver (50 ms per request) next to intake without it; a local WebSocket server
         pushing N messages and a REST server paging them 500 at a time, each next to the MQTT figures of the
         same run.
@@ -30,7 +33,8 @@ if arguments.contains("--help") {
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
-          --latency-only RATE  only the latency phase, publishing at RATE msg/s
+          --sink-only          only the sink drain after an outage, for quick A/B runs
+          --latency-only RATE  only the two latency phases, publishing at RATE msg/s
         """)
     exit(0)
 }
@@ -48,6 +52,12 @@ workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? 1000)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
+/// Removes the run's stores and logs, then exits. A top-level value is never deinitialised, so the
+/// directory would otherwise stay behind (hundreds of MB after a full run).
+func finish() -> Never {
+    try? FileManager.default.removeItem(at: directory.url)
+    exit(0)
+}
 
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
 
@@ -55,13 +65,15 @@ step("router only (in-process, batches of \(workload.batch))")
 let routerOnly = try routerPhase(workload, directory: directory)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
       + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
-if arguments.contains("--router-only") { exit(0) }
+if arguments.contains("--router-only") { finish() }
 if let rate = option("--latency-only").flatMap(Double.init) {
     // A quick look at latency alone, at a given publish rate.
     let load = workload.forLatency()
-    step("latency at \(format(rate)) msg/s, \(load.messages) messages")
-    print(latencyReport(try await latencyPhase(load, rate: rate, directory: directory), rate: rate, messages: load.messages))
-    exit(0)
+    for deliver in [false, true] {
+        step("latency at \(format(rate)) msg/s, \(load.messages) messages, " + (deliver ? "the sink delivering" : "outputs queued"))
+        print(latencyReport(try await latencyPhase(load, rate: rate, deliver: deliver, directory: directory), rate: rate, messages: load.messages))
+    }
+    finish()
 }
 if arguments.contains("--herald-only") {
     // A quick A/B of Herald's MQTT intake alone (no mosquitto_sub, tail, webhook, upstream or latency phases).
@@ -71,12 +83,17 @@ if arguments.contains("--herald-only") {
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
     print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
           + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
-    exit(0)
+    finish()
+}
+if arguments.contains("--sink-only") {
+    step("sink drain: \(workload.messages) messages' outputs queued during an outage, then delivered")
+    print(try await sinkDrainPhase(workload, directory: directory).report)
+    finish()
 }
 if arguments.contains("--consumers-only") {
     // A quick A/B of intake with slow consumers, next to intake alone.
     print(try await ConsumerRuns.measure(workload, directory: directory, step: step).report)
-    exit(0)
+    finish()
 }
 if arguments.contains("--upstream-only") {
     // A quick A/B of the WebSocket and REST sources alone.
@@ -85,7 +102,7 @@ if arguments.contains("--upstream-only") {
         let result = try await upstreamPhase(workload, mode: mode, directory: directory)
         print("\(name) \(format(result.rate)) msg/s (CPU \(format(result.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(result.peakRSSMiB ?? 0, 1)) MiB)")
     }
-    exit(0)
+    finish()
 }
 step("mosquitto_sub live (\(workload.messages) messages)")
 let subLive = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
@@ -96,14 +113,18 @@ let heraldLive = try await heraldPhase(workload, backlog: false, directory: dire
 step("Herald backlog")
 let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
 let consumers = try await ConsumerRuns.measure(workload, directory: directory, step: step)
+step("sink drain: \(workload.messages) messages' outputs queued during an outage, then delivered")
+let sinkDrain = try await sinkDrainPhase(workload, directory: directory)
 step("WebSocket: a local server pushes \(workload.messages) messages")
 let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
 let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
 let latencyRate = heraldLive.rate / 2
 let latencyLoad = workload.forLatency()
-step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages")
-let latency = try await latencyPhase(latencyLoad, rate: latencyRate, directory: directory)
+step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages, outputs queued")
+let latencyQueued = try await latencyPhase(latencyLoad, rate: latencyRate, deliver: false, directory: directory)
+step("latency at \(format(latencyRate)) msg/s, \(latencyLoad.messages) messages, the sink delivering every output")
+let latency = try await latencyPhase(latencyLoad, rate: latencyRate, deliver: true, directory: directory)
 
 func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Double) -> String {
     let ratio = herald.rate / sub.rate
@@ -129,7 +150,10 @@ print("""
     \(row("live", heraldLive, subLive, target: 0.9))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
     \(consumers.report)
+    \(sinkDrain.report)
     \(upstreamRow("WebSocket", webSocket))
     \(upstreamRow("REST", rest))
+    \(latencyReport(latencyQueued, rate: latencyRate, messages: latencyLoad.messages))
     \(latencyReport(latency, rate: latencyRate, messages: latencyLoad.messages))
     """)
+finish()

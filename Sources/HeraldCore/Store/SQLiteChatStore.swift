@@ -149,9 +149,11 @@ public final class SQLiteChatStore: ChatStore {
 }
 
 extension SQLiteChatStore {
-    /// Per stored message, `received_at − sent_at` in milliseconds (apply time minus send time),
-    /// for the benchmark's publish→commit latency.
-    public func messageLatenciesMilliseconds() throws -> [Int64] {
-        try pool.read { db in try Int64.fetchAll(db, sql: "SELECT received_at - sent_at FROM messages") }
+    /// Per stored message, its `sent_at` and `received_at − sent_at` (apply time minus send time),
+    /// both in milliseconds, for the benchmark's publish→commit latency.
+    public func messageLatenciesMilliseconds() throws -> [(sentAt: Int64, latency: Int64)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT sent_at, received_at - sent_at FROM messages").map { (sentAt: $0[0], latency: $0[1]) }
+        }
     }
 }
