@@ -31,7 +31,7 @@ public final class ChatServer: Sendable {
         process = try ChildProcess(executable: "/usr/bin/env", arguments: ["python3"] + all,
                                    logPath: directory.path("chat-server-\(mode.rawValue)-\(self.port).log"))
         let data = self.port, control = controlPort, process = process
-        try await eventually("chat server listening", timeout: .seconds(20)) {
+        try await eventually("chat server listening", timeout: .seconds(60)) {
             guard process.isRunning else { throw TestKitError("chat server exited: \(process.output)") }
             return Loopback.isListening(port: data) && Loopback.isListening(port: control)
         }

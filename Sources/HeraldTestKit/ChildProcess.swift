@@ -48,7 +48,7 @@ public final class ChildProcess: Sendable {
     public func signal(_ number: Int32) { kill(pid, number) }
 
     /// Waits for exit (polling, with a deadline); returns the exit status (128+N when killed by signal N).
-    public func waitForExit(timeout: Duration = .seconds(20)) async throws -> Int32 {
+    public func waitForExit(timeout: Duration = .seconds(60)) async throws -> Int32 {
         try await eventually("process \(pid) to exit", timeout: timeout, poll: .milliseconds(10)) { !isRunning }
         return exitStatus.withLock { $0 } ?? -1
     }

@@ -36,7 +36,7 @@ public struct TestKitError: Error, CustomStringConvertible {
 /// Polls `condition` until it is true or `timeout` passes. For waiting on another *process*
 /// (a broker, the gateway) where there is no event to await; the condition is what is awaited.
 /// - Throws: ``TestKitError`` naming `what` on timeout.
-public func eventually(_ what: String, timeout: Duration = .seconds(30), poll: Duration = .milliseconds(25),
+public func eventually(_ what: String, timeout: Duration = .seconds(60), poll: Duration = .milliseconds(25),
                        _ condition: () async throws -> Bool) async throws {
     let deadline = ContinuousClock.now + timeout
     while true {

@@ -44,7 +44,7 @@ public final class TestMQTTClient: Sendable {
             finished.withLock { $0 = true }
         }
         thread.start()
-        try await eventually("test client to connect to \(port)", timeout: .seconds(10)) { connected.load(ordering: .acquiring) }
+        try await eventually("test client to connect to \(port)", timeout: .seconds(60)) { connected.load(ordering: .acquiring) }
     }
 
     private func didConnect(code: Int32, subscriptions: [String]) {
@@ -91,7 +91,7 @@ public final class TestMQTTClient: Sendable {
     public func close() async throws {
         stopping.store(true, ordering: .relaxed)
         client.wake()
-        try await eventually("test client to stop", timeout: .seconds(5)) { finished.withLock { $0 } }
+        try await eventually("test client to stop", timeout: .seconds(30)) { finished.withLock { $0 } }
     }
 }
 

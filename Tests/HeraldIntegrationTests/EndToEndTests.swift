@@ -69,7 +69,7 @@ struct EndToEndTests {
         try await eventually("some messages stored") { try fixture.store().statistics().messages > 0 }
         let started = ContinuousClock.now
         herald.child.signal(SIGTERM)
-        let status = try await herald.child.waitForExit(timeout: .seconds(15))
+        let status = try await herald.child.waitForExit(timeout: .seconds(30))
         let elapsed = ContinuousClock.now - started
         #expect(status == 0, "exit status; log:\n\(fixture.logs)")
         #expect(elapsed < .seconds(10))

@@ -84,7 +84,7 @@ struct WebSocketSourceTests {
         try server.control("/ws", ["ignore_pings": true])
         try world.configure("sources:\n" + Self.source(url: "ws://127.0.0.1:\(server.port)/events", extra: "    ping_interval_s: 0.3"))
         try world.start()
-        try await eventually("a second connection after the ping timeout", timeout: .seconds(20)) {
+        try await eventually("a second connection after the ping timeout", timeout: .seconds(60)) {
             try server.log("connections").count >= 2
         }
         try server.control("/ws", ["ignore_pings": false])
@@ -103,7 +103,7 @@ struct WebSocketSourceTests {
                 app_ping: {message: '{"type":"ping"}', interval_s: 0.2, timeout_s: 0.3}
             """))
         try world.start()
-        try await eventually("a reconnect after the app ping timeout", timeout: .seconds(20)) {
+        try await eventually("a reconnect after the app ping timeout", timeout: .seconds(60)) {
             try server.log("connections").count >= 2
         }
         #expect(world.logs.contains("application ping"))

@@ -34,7 +34,7 @@ public enum SourceConformance {
         let source = try subject.makeSource()
         let running = Task { try await source.run(context: context) }
         defer { running.cancel() }
-        try await eventually("the source to connect", timeout: .seconds(20)) { context.health.snapshot.connected }
+        try await eventually("the source to connect", timeout: .seconds(60)) { context.health.snapshot.connected }
 
         // 1. Fixtures, one at a time, in order.
         for fixture in fixtures {
@@ -42,7 +42,7 @@ public enum SourceConformance {
             try await subject.deliver(fixture.input, origin: fixture.origin)
             let expected = fixture.expectedEvents?.count ?? 1
             do {
-                try await eventually("fixture \(fixture.name)", timeout: .seconds(20)) { ingest.records.count >= before + expected }
+                try await eventually("fixture \(fixture.name)", timeout: .seconds(60)) { ingest.records.count >= before + expected }
             } catch {
                 failures.append("\(fixture.name): nothing arrived")
                 continue
