@@ -48,7 +48,7 @@ public final class MosquittoBroker: Sendable {
         let process = try ChildProcess(executable: Self.executable, arguments: ["-c", configPath],
                                        logPath: directory.path("mosquitto-\(UUID().uuidString.prefix(4)).log"))
         current.withLock { $0 = process }
-        try await eventually("mosquitto to listen on \(port)", timeout: .seconds(10)) {
+        try await eventually("mosquitto to listen on \(port)", timeout: .seconds(60)) {
             guard process.isRunning else { throw TestKitError("mosquitto exited: \(process.output)") }
             return Loopback.isListening(port: port)
         }
@@ -65,6 +65,9 @@ public final class MosquittoBroker: Sendable {
         }
         current.withLock { $0 = nil }
     }
+
+    /// The running broker's process id, or nil while it is stopped.
+    public var pid: pid_t? { current.withLock { $0 }?.pid }
 
     /// The running broker's log.
     public var log: String { current.withLock { $0 }?.output ?? "" }

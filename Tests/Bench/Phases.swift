@@ -13,6 +13,8 @@ struct PhaseResult {
     var rate: Double
     var cpuPerThousand: Double?
     var peakRSSMiB: Double?
+    /// Where the CPU went, in the live phases.
+    var liveCPU: LiveCPU?
 }
 
 /// `mosquitto_sub -C N` at QoS 1: the C client's drain rate, live (subscribed while the publisher
@@ -28,12 +30,16 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
     let started = ContinuousClock.now
     let drain = try ChildProcess(executable: "/usr/bin/mosquitto_sub", arguments: common + ["-C", "\(workload.messages)"],
                                  logPath: directory.path("sub-\(backlog).log"))
+    var meter: LiveCPUMeter?
     if !backlog {
         try await eventually("mosquitto_sub to connect") { broker.log.contains(" as bench-sub ") }
+        meter = LiveCPUMeter(broker: broker)
         try await publish(workload, port: broker.port)
     }
     _ = try await drain.waitForExit(timeout: .seconds(600))
-    return PhaseResult(rate: Double(workload.messages) / seconds(ContinuousClock.now - started))
+    let elapsed = seconds(ContinuousClock.now - started)
+    let liveCPU = meter.map { $0.finish(messages: workload.messages, consumerSeconds: $0.reapedChildrenSeconds()) }
+    return PhaseResult(rate: Double(workload.messages) / elapsed, liveCPU: liveCPU)
 }
 
 /// Herald taking the load through to committed rows and queued outputs. The sink points at a port
@@ -59,6 +65,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     var publisher: Task<Void, any Error>?
     let started: ContinuousClock.Instant
     var cpuBefore = 0.0
+    var meter: LiveCPUMeter?
     if backlog {
         herald.child.signal(SIGTERM)
         _ = try await herald.child.waitForExit()
@@ -67,16 +74,18 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
         herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-backlog-restart.log"))
     } else {
         cpuBefore = ProcessStats(pid: herald.child.pid).cpuSeconds
+        meter = LiveCPUMeter(broker: broker)
         started = .now
         publisher = Task { try await publish(workload, port: broker.port) }
     }
     try await waitUntilCommitted(workload, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
+    let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: after.cpuSeconds - cpuBefore)
     try await publisher?.value
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: (after.cpuSeconds - cpuBefore) / Double(workload.messages) * 1000,
-                       peakRSSMiB: after.peakRSSMiB)
+                       peakRSSMiB: after.peakRSSMiB, liveCPU: liveCPU)
 }

@@ -11,7 +11,7 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--batch N]
                             [--router-only] [--herald-only] [--upstream-only]
-                            [--consumers-only] [--sink-only] [--latency-only RATE]
+                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -28,12 +28,13 @@ if arguments.contains("--help") {
 
           --herald PATH        the herald to measure (default: the one beside this binary)
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
-          --batch N            records per commit in the in-process phase (default 1000)
+          --batch N            records per commit in the in-process phase (default 3000, the MQTT source's max_batch)
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --sink-only          only the sink drain after an outage, for quick A/B runs
+          --live-only          only mosquitto_sub and Herald live, with where each run's CPU went
           --latency-only RATE  only the two latency phases, publishing at RATE msg/s
         """)
     exit(0)
@@ -49,7 +50,7 @@ var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
 workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
-workload.batch = max(1, Int(option("--batch") ?? "") ?? 1000)
+workload.batch = max(1, Int(option("--batch") ?? "") ?? 3000)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 /// Removes the run's stores and logs, then exits. A top-level value is never deinitialised, so the
@@ -106,6 +107,14 @@ if arguments.contains("--upstream-only") {
 }
 step("mosquitto_sub live (\(workload.messages) messages)")
 let subLive = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
+if arguments.contains("--live-only") {
+    // A quick look at the live case alone: both rates, and where the two runs' CPU went.
+    step("Herald live")
+    let live = try await heraldPhase(workload, backlog: false, directory: directory)
+    print(row("live", live, subLive, target: 0.9))
+    print(liveCPURows(herald: live, sub: subLive))
+    finish()
+}
 step("mosquitto_sub backlog")
 let subBacklog = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
 step("Herald live")
@@ -133,6 +142,17 @@ func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Doub
         + "CPU \(format(herald.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RSS \(format(herald.peakRSSMiB ?? 0, 1)) MiB (target ≤ 64)"
 }
 
+/// Where the live phases' CPU went, and the live rate the cores could carry at Herald's cost.
+func liveCPURows(herald: PhaseResult, sub: PhaseResult) -> String {
+    guard let withHerald = herald.liveCPU, let withSub = sub.liveCPU else { return "live CPU: not measured" }
+    let ceiling = withHerald.ceiling
+    return """
+        live CPU, s/1000 msgs (broker / publisher, this bench / consumer), \(LiveCPU.cores) cores:
+          with mosquitto_sub  \(withSub.figures): at this cost the cores carry at most \(format(withSub.ceiling)) msg/s
+          with Herald         \(withHerald.figures): at most \(format(ceiling)) msg/s, \(format(ceiling / sub.rate, 2)) of mosquitto_sub's live rate (the CPU's cap on the live ratio)
+        """
+}
+
 func upstreamRow(_ name: String, _ result: PhaseResult) -> String {
     "\(name.padding(toLength: 9, withPad: " ", startingAt: 0)) Herald \(format(result.rate).leftPad(7)) msg/s   vs MQTT backlog \(format(heraldBacklog.rate)) msg/s "
         + "(ratio \(format(result.rate / heraldBacklog.rate, 2)))   vs MQTT live \(format(heraldLive.rate)) msg/s   "
@@ -148,7 +168,9 @@ print("""
     Herald benchmark — \(workload.messages) messages of ~150 bytes, QoS 1, 1000 chats of \(workload.members) members, 2000 users, store durability \(durability)
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s, CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000 msgs (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
+    \(liveCPURows(herald: heraldLive, sub: subLive))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
+      the store alone (in-process route+commit, no broker, no parsing) \(format(routerOnly.commit)) msg/s, \(format(routerOnly.commit / subBacklog.rate, 2)) of mosquitto_sub's backlog rate (the single writer's cap on the backlog ratio)
     \(consumers.report)
     \(sinkDrain.report)
     \(upstreamRow("WebSocket", webSocket))

@@ -1,0 +1,64 @@
+import Foundation
+import HeraldTestKit
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Where a live phase's CPU goes, in CPU seconds per 1,000 messages: the broker, this bench process
+/// (the publisher, plus its polls of the store) and the consumer (`mosquitto_sub` or Herald).
+///
+/// Live, every process shares the machine's cores, so a consumer's own cost slows the publisher it is
+/// compared with. From these figures the report derives how fast the cores could carry the load at
+/// all: `cores / (broker + publisher + consumer)`.
+struct LiveCPU {
+    var broker: Double
+    var publisher: Double
+    var consumer: Double
+
+    var total: Double { broker + publisher + consumer }
+
+    /// Messages per second the machine's cores could carry at this cost if they did nothing else.
+    var ceiling: Double { Double(Self.cores) / total * 1000 }
+
+    static var cores: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
+
+    /// `broker / publisher / consumer = total s`, three decimals each.
+    var figures: String {
+        "\(format(broker, 3)) / \(format(publisher, 3)) / \(format(consumer, 3)) = \(format(total, 3)) s"
+    }
+}
+
+/// CPU seconds of the broker and of this process from a starting point; the consumer's are measured
+/// by the phase (Herald's from /proc, a reaped `mosquitto_sub`'s from this process's children).
+struct LiveCPUMeter {
+    private let brokerPID: pid_t?
+    private let brokerBefore: Double
+    private let selfBefore: Double
+    private let childrenBefore: Double
+
+    init(broker: MosquittoBroker) {
+        brokerPID = broker.pid
+        brokerBefore = brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0
+        selfBefore = ProcessStats(pid: getpid()).cpuSeconds
+        childrenBefore = Self.reapedChildrenCPUSeconds()
+    }
+
+    /// The split over `messages`, with `consumerSeconds` as the consumer's CPU.
+    func finish(messages: Int, consumerSeconds: Double) -> LiveCPU {
+        let broker = (brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0) - brokerBefore
+        let publisher = ProcessStats(pid: getpid()).cpuSeconds - selfBefore
+        let perThousand = 1000 / Double(max(messages, 1))
+        return LiveCPU(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand)
+    }
+
+    /// CPU seconds of the children reaped since `init`: a `mosquitto_sub` that exited in between.
+    func reapedChildrenSeconds() -> Double { Self.reapedChildrenCPUSeconds() - childrenBefore }
+
+    private static func reapedChildrenCPUSeconds() -> Double {
+        var usage = rusage()
+        getrusage(RUSAGE_CHILDREN.rawValue, &usage)
+        func seconds(_ time: timeval) -> Double { Double(time.tv_sec) + Double(time.tv_usec) / 1e6 }
+        return seconds(usage.ru_utime) + seconds(usage.ru_stime)
+    }
+}
