@@ -20,6 +20,8 @@ struct Workload {
     var durability = "full"
     /// The writer's page cache in MiB, or Herald's default.
     var cacheMiB: Int?
+    /// The MQTT source's `max_batch` in the Herald phases, or Herald's default.
+    var maxBatch: Int?
 
     /// The latency phase's load: a quarter of the messages, at most 50,000.
     func forLatency() -> Workload {
@@ -51,6 +53,7 @@ extension Workload {
         configuration.cacheMiB = cacheMiB
         if !sinkDelivers { configuration.sinkPort = try Loopback.freePort() }
         configuration.sourceClientID = "herald-bench"
+        if let maxBatch { configuration.sourceExtra = "    max_batch: \(maxBatch)" }
         return configuration
     }
 }

@@ -9,7 +9,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--batch N]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only] [--upstream-only]
                             [--consumers-only] [--sink-only] [--live-only] [--latency-only RATE]
 
@@ -28,6 +28,7 @@ if arguments.contains("--help") {
 
           --herald PATH        the herald to measure (default: the one beside this binary)
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
+          --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
           --batch N            records per commit in the in-process phase (default 3000, the MQTT source's max_batch)
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
@@ -50,6 +51,7 @@ var workload = Workload(messages: Int(option("--messages") ?? "") ?? 200_000)
 workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
+workload.maxBatch = option("--max-batch").flatMap { Int($0) }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? 3000)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
