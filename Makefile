@@ -39,7 +39,11 @@ run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then ru
 
 test: test-deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
 	$(SWIFT) build --build-tests
-	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests
+	@# The output is also kept, so that a failed run ends with its failures: a CI log read from its end
+	@# then names the tests that failed instead of the last suites that passed.
+	@set -o pipefail; HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests 2>&1 \
+	  | tee .build/test-output.log || { echo; echo "Failed tests and their issues (whole output: .build/test-output.log):"; \
+	  grep -E '✘' .build/test-output.log | head -60; exit 1; }
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
 
