@@ -40,14 +40,14 @@ struct LiveCPUMeter {
     init(broker: MosquittoBroker) {
         brokerPID = broker.pid
         brokerBefore = brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0
-        selfBefore = ProcessStats(pid: getpid()).cpuSeconds
+        selfBefore = processCPUSeconds()
         childrenBefore = Self.reapedChildrenCPUSeconds()
     }
 
     /// The split over `messages`, with `consumerSeconds` as the consumer's CPU.
     func finish(messages: Int, consumerSeconds: Double) -> LiveCPU {
         let broker = (brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0) - brokerBefore
-        let publisher = ProcessStats(pid: getpid()).cpuSeconds - selfBefore
+        let publisher = processCPUSeconds() - selfBefore
         let perThousand = 1000 / Double(max(messages, 1))
         return LiveCPU(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand)
     }

@@ -81,11 +81,12 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     try await waitUntilCommitted(workload, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
-    let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: after.cpuSeconds - cpuBefore)
+    let heraldCPU = after.cpuSeconds - cpuBefore
+    let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
     try await publisher?.value
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
-                       cpuPerThousand: (after.cpuSeconds - cpuBefore) / Double(workload.messages) * 1000,
+                       cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
                        peakRSSMiB: after.peakRSSMiB, liveCPU: liveCPU)
 }
