@@ -84,6 +84,33 @@ struct SQLiteChatStoreTests {
         #expect(try harness.store.statistics().messages == 21)
     }
 
+    /// `herald run` and a `herald dlq list` (or a test polling the store) may open a new store at the same
+    /// moment: both must succeed, and the store must be migrated once.
+    @Test("several connections opening the same new store at once all succeed")
+    func concurrentOpensOfANewStore() throws {
+        let directory = try TemporaryDirectory()
+        for round in 0..<20 {
+            let path = directory.path("store-\(round).sqlite")
+            let failures = Mutex<[String]>([])
+            let start = DispatchSemaphore(value: 0)
+            let group = DispatchGroup()
+            for _ in 0..<4 {
+                group.enter()
+                Thread {
+                    start.wait()
+                    do { _ = try SQLiteChatStore(path: path, durability: .normal) } catch {
+                        failures.withLock { $0.append("\(error)") }
+                    }
+                    group.leave()
+                }.start()
+            }
+            for _ in 0..<4 { start.signal() }
+            group.wait()
+            #expect(failures.withLock { $0 }.isEmpty, "round \(round)")
+            #expect(try SQLiteChatStore(path: path, readOnly: true).statistics().messages == 0)
+        }
+    }
+
     /// The checkpoint sequence number in a WAL file's header (big-endian, bytes 12–15), which SQLite
     /// increments each time the log starts over.
     static func walCheckpointSequence(_ path: String) throws -> UInt32 {

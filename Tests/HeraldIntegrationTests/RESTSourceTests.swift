@@ -33,7 +33,7 @@ struct RESTSourceTests {
         try world.configure(Self.source(port: server.port).replacingOccurrences(of: "TOKEN_FILE", with: token))
         try world.start()
         try await world.waitForMessages(14)
-        try await eventually("two polls answered 304") {
+        try await world.waitFor("two polls answered 304") {
             try server.log("requests").filter { $0["status"] as? Int == 304 }.count >= 2
         }
         let requests = try server.log("requests")

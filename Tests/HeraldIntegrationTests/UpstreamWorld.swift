@@ -42,23 +42,26 @@ final class UpstreamWorld: @unchecked Sendable {
 
     /// Waits until the store holds `count` messages.
     func waitForMessages(_ count: Int, timeout: Duration = .seconds(30)) async throws {
-        try await eventually("\(count) messages stored", timeout: timeout) {
-            if let herald, !herald.child.isRunning { throw TestKitError("herald exited:\n\(herald.child.output)") }
-            return try store().statistics().messages >= count
+        try await waitFor("\(count) messages stored", timeout: timeout) {
+            try store().statistics().messages >= count
         }
     }
 
     /// Waits until the current run's log contains `text` at least `count` times.
     func waitForLog(_ text: String, count: Int = 1, timeout: Duration = .seconds(30)) async throws {
-        try await eventually("log line \"\(text)\" ×\(count)", timeout: timeout) {
+        try await waitFor("log line \"\(text)\" ×\(count)", timeout: timeout) {
             (logs.components(separatedBy: text).count - 1) >= count
         }
     }
 
-    /// Waits for `condition`; on timeout the failure carries the gateway's log.
-    func waitFor(_ what: String, timeout: Duration = .seconds(30), _ condition: () async throws -> Bool) async throws {
+    /// Waits for `condition` while the gateway runs; a gateway that exits, or a timeout, fails the wait
+    /// with the gateway's log.
+    func waitFor(_ what: String, timeout: Duration = .seconds(60), _ condition: () async throws -> Bool) async throws {
         do {
-            try await eventually(what, timeout: timeout, condition)
+            try await eventually(what, timeout: timeout) {
+                if let herald, !herald.child.isRunning { throw TestKitError("herald exited while waiting for: \(what)") }
+                return try await condition()
+            }
         } catch {
             throw TestKitError("\(error)\n--- herald log ---\n\(logs)")
         }

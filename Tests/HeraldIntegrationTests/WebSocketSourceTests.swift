@@ -84,7 +84,7 @@ struct WebSocketSourceTests {
         try server.control("/ws", ["ignore_pings": true])
         try world.configure("sources:\n" + Self.source(url: "ws://127.0.0.1:\(server.port)/events", extra: "    ping_interval_s: 0.3"))
         try world.start()
-        try await eventually("a second connection after the ping timeout", timeout: .seconds(60)) {
+        try await world.waitFor("a second connection after the ping timeout", timeout: .seconds(60)) {
             try server.log("connections").count >= 2
         }
         try server.control("/ws", ["ignore_pings": false])
@@ -103,7 +103,7 @@ struct WebSocketSourceTests {
                 app_ping: {message: '{"type":"ping"}', interval_s: 0.2, timeout_s: 0.3}
             """))
         try world.start()
-        try await eventually("a reconnect after the app ping timeout", timeout: .seconds(60)) {
+        try await world.waitFor("a reconnect after the app ping timeout", timeout: .seconds(60)) {
             try server.log("connections").count >= 2
         }
         #expect(world.logs.contains("application ping"))
@@ -132,19 +132,19 @@ struct WebSocketSourceTests {
         try server.control("/ws", ["raw": [["size": 5000]]])
         try world.configure("sources:\n" + Self.source(url: "ws://127.0.0.1:\(server.port)/events", extra: "    max_message_bytes: 1024"))
         try world.start()
-        try await eventually("the oversize message dead-lettered") {
+        try await world.waitFor("the oversize message dead-lettered") {
             try world.store().deadLetters(limit: 10, includeReplayed: true).contains { $0.rejection.reason == .oversize }
         }
-        try await eventually("close 1009 seen by the server") {
+        try await world.waitFor("close 1009 seen by the server") {
             try server.log("connections").contains { $0["close_code"] as? Int == 1009 }
         }
         try server.control("/ws", ["raw": [["bad_utf8": true]]])
-        try await eventually("close 1007 seen by the server") {
+        try await world.waitFor("close 1007 seen by the server") {
             try server.log("connections").contains { $0["close_code"] as? Int == 1007 }
         }
         // A frame with a reserved opcode is a protocol violation: close 1002.
         try server.control("/ws", ["raw": [["opcode": 3]]])
-        try await eventually("close 1002 seen by the server") {
+        try await world.waitFor("close 1002 seen by the server") {
             try server.log("connections").contains { $0["close_code"] as? Int == 1002 }
         }
         try server.append(FeedEvents.conversation(3))

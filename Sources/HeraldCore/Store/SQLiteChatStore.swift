@@ -45,21 +45,9 @@ public final class SQLiteChatStore: ChatStore {
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
         if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
         self.path = path
-        self.pool = try DatabasePool(path: path, configuration: configuration)
+        self.pool = try Self.openMigrated(path: path, configuration: configuration, durability: durability, readOnly: readOnly,
+                                          willMigrate: willMigrate)
         self.readOnly = readOnly
-        if !readOnly {
-            // GRDB's pool switches the writer to WAL *after* `prepareDatabase` and sets `synchronous = NORMAL`
-            // as it does, so the durability is applied here, once the pool is open.
-            try pool.writeWithoutTransaction { db in
-                try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
-            }
-            let pending = try pool.read { db in
-                let applied = try Self.migrator.appliedIdentifiers(db)
-                return applied.isEmpty ? [] : Self.migrator.migrations.filter { !applied.contains($0) }
-            }
-            if !pending.isEmpty { willMigrate(pending) }
-            try Self.migrator.migrate(pool)
-        }
     }
 
     /// The writer connection's page cache in KiB, as SQLite reports it.
