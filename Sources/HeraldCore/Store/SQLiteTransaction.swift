@@ -13,11 +13,23 @@ struct SQLiteTransaction: ChatTransaction {
         self.cache = cache
     }
 
-    /// Writes what the transaction buffered (unread increments, outbox rows) — once, just before commit.
+    /// Writes what the transaction buffered (unread increments, the last outbox rows) — once, just before commit.
     func flush() throws {
         try flushUnreadIncrements()
+        try flushOutbox()
+        for (sink, count) in cache.outboxRowsPerSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
+        try StoreCounter.add(cache.messagesStored, to: StoreCounter.messages, in: db)
+        try StoreCounter.add(cache.deadLettersOpened, to: StoreCounter.openDeadLetters, in: db)
+        cache.outboxRowsPerSink = []
+        cache.messagesStored = 0
+        cache.deadLettersOpened = 0
+    }
+
+    /// Inserts the buffered outbox rows. Called whenever a full statement's worth is waiting, so a large
+    /// batch does not hold every output's payload until its commit.
+    private func flushOutbox() throws {
         let rows = cache.outbox
-        cache.outbox = []
+        cache.outbox.removeAll(keepingCapacity: true)
         try insertInChunks(.outbox, count: rows.count) { index, binder in
             let row = rows[index]
             try binder.bind(row.sink)
@@ -27,15 +39,13 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(row.createdAt)
         }
         // Rows per sink; sinks are few, so a scan beats hashing a name for every row.
-        var perSink: [(sink: String, rows: Int)] = []
         for row in rows {
-            if let index = perSink.firstIndex(where: { $0.sink == row.sink }) { perSink[index].rows += 1 } else { perSink.append((row.sink, 1)) }
+            if let index = cache.outboxRowsPerSink.firstIndex(where: { $0.sink == row.sink }) {
+                cache.outboxRowsPerSink[index].rows += 1
+            } else {
+                cache.outboxRowsPerSink.append((row.sink, 1))
+            }
         }
-        for (sink, count) in perSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
-        try StoreCounter.add(cache.messagesStored, to: StoreCounter.messages, in: db)
-        try StoreCounter.add(cache.deadLettersOpened, to: StoreCounter.openDeadLetters, in: db)
-        cache.messagesStored = 0
-        cache.deadLettersOpened = 0
     }
 
     /// Inserts `count` rows with multi-row statements of up to ``BulkInsert/maximumRows`` rows;
@@ -271,6 +281,7 @@ struct SQLiteTransaction: ChatTransaction {
             cache.outbox.append(.init(sink: sink, recipient: output.recipient.rawValue, kind: output.kind.rawValue, payload: payload,
                                       createdAt: time.milliseconds))
         }
+        if cache.outbox.count >= BulkInsert.maximumRows { try flushOutbox() }
     }
 
     func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws {

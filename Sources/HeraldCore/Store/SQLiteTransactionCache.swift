@@ -4,7 +4,7 @@ import HeraldPluginAPI
 
 /// State that lives for one write transaction: reads the router repeats within a batch (badges,
 /// memberships, read positions, presence), kept current by the transaction's own writes, and the
-/// outbox rows, written in bulk just before commit.
+/// outbox rows, written in bulk as they accumulate.
 final class SQLiteTransactionCache {
     var badges: [UserID: BadgeUpdate] = [:]
     var memberships: [ChatID: ChatMembership] = [:]
@@ -12,7 +12,10 @@ final class SQLiteTransactionCache {
     var presence: [ChatID: [UserID: Timestamp]] = [:]
     /// Chats with pending reads; `nil` until first needed. A superset is harmless (one query finds none).
     var chatsWithPendingReads: Set<ChatID>?
+    /// Outbox rows not yet written (written a statement's worth at a time, and the rest before commit).
     var outbox: [OutboxRow] = []
+    /// Outbox rows written per sink by this transaction, added to the row counters before commit.
+    var outboxRowsPerSink: [(sink: String, rows: Int)] = []
     /// Unread increments not yet written, per user and chat (written in bulk before commit).
     var unreadIncrements: [UserID: [ChatID: Int]] = [:]
     /// Messages stored and dead letters opened (or, negative, replayed) by this transaction, added to the
