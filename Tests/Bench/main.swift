@@ -29,7 +29,7 @@ if arguments.contains("--help") {
           --herald PATH        the herald to measure (default: the one beside this binary)
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
           --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
-          --batch N            records per commit in the in-process phase (default 3000, the MQTT source's max_batch)
+          --batch N            records per commit in the in-process phase (default: --max-batch, else 8000, the MQTT source's default max_batch)
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
@@ -52,7 +52,7 @@ workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
-workload.batch = max(1, Int(option("--batch") ?? "") ?? 3000)
+workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? 8000)  // 8000: MQTTSourceConfiguration.defaultMaxBatch
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 /// Removes the run's stores and logs, then exits. A top-level value is never deinitialised, so the

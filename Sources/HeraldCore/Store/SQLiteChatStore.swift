@@ -20,9 +20,10 @@ public final class SQLiteChatStore: ChatStore {
 
     /// The writer's page cache unless configured (`store.cache_mib`): it holds the pages most commits touch
     /// (each chat's newest message and index pages, badges, the outbox's end). Measured with 200,000
-    /// messages over 1,000 chats: 8 MiB committed as fast as 12 MiB within the noise, and kept peak RSS
-    /// about 4 MiB lower; 4 MiB cost about 10% more CPU per message.
-    public static let defaultCacheMiB = 8
+    /// messages over 1,000 chats: with the MQTT source's batches of 8,000, 4 MiB drained a backlog as fast
+    /// as 8 MiB within the noise (so did the WebSocket and REST sources) and kept peak RSS 4–5 MiB lower.
+    /// With batches of 3,000, 4 MiB had cost about 10% more CPU per message than 8.
+    public static let defaultCacheMiB = 4
 
     /// Opens (creating if needed) and migrates the store at `path`, with a writer page cache of `cacheMiB`.
     /// `willMigrate` hears the migrations an existing store is about to get (not a new store's), before

@@ -22,7 +22,7 @@ extension MQTTAdapters {
     static let sourceOptions: [AdapterOption] = connectionOptions + [
         AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every subscription template"),
         AdapterOption("max_payload_bytes", .integer, default: "65536", "Larger payloads are dead-lettered before parsing"),
-        AdapterOption("max_batch", .integer, default: "3000", "Messages read before one group commit"),
+        AdapterOption("max_batch", .integer, default: "\(MQTTSourceConfiguration.defaultMaxBatch)", "Messages read before one group commit"),
         AdapterOption("subscriptions", .objects([
             AdapterOption("topic", .string, required: true, "Template with {chat} and {user} levels"),
             AdapterOption("event", .choice(PayloadKind.allCases.map(\.rawValue)), required: true, "What the payloads are"),

@@ -13,6 +13,11 @@ public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
     /// The most messages read before one group commit.
     public var maxBatch: Int
 
+    /// `max_batch` unless configured. Larger commits write fewer database pages per message: measured with
+    /// the bench's 200,000-message backlog, 8,000 drained it 6–15% faster than 3,000 (49,200–53,700 against
+    /// 46,500 msg/s), with the same live rate, publish→commit p99 and, with the store's 4 MiB cache, peak RSS.
+    public static let defaultMaxBatch = 8000
+
     enum CodingKeys: String, CodingKey {
         case topicPrefix = "topic_prefix", subscriptions, maxPayloadBytes = "max_payload_bytes", maxBatch = "max_batch"
     }
@@ -24,7 +29,7 @@ public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
         topicPrefix = try container.decodeIfPresent(String.self, forKey: .topicPrefix) ?? ""
         subscriptions = try container.decodeIfPresent([MQTTSubscription].self, forKey: .subscriptions) ?? MQTTSubscription.defaults
         maxPayloadBytes = try container.decodeIfPresent(Int.self, forKey: .maxPayloadBytes) ?? 64 * 1024
-        maxBatch = try container.decodeIfPresent(Int.self, forKey: .maxBatch) ?? 3000
+        maxBatch = try container.decodeIfPresent(Int.self, forKey: .maxBatch) ?? Self.defaultMaxBatch
     }
 
     /// Offline checks: URL, client id, files, templates, limits.
