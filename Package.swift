@@ -92,7 +92,7 @@ let package = Package(
         .executableTarget(
             name: "herald-bench",
             dependencies: [
-                "HeraldTestKit",
+                "HeraldTestKit", "MQTTAdapter",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

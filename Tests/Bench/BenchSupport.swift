@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPluginAPI
 import HeraldTestKit
+import MQTTAdapter
 
 #if canImport(Glibc)
 import Glibc
@@ -15,7 +16,7 @@ struct Workload {
     /// Members per chat: each chat has its own fixed group; senders take turns, everyone else receives.
     var members = 4
     /// Records per commit in the in-process phase (the MQTT source's `max_batch` default).
-    var batch = 3000
+    var batch = MQTTSourceConfiguration.defaultMaxBatch
     /// Store durability of the Herald phases (`full` or `normal`).
     var durability = "full"
     /// The writer's page cache in MiB, or Herald's default.

@@ -1,6 +1,7 @@
 import Foundation
 import HeraldTestKit
 import Histogram
+import MQTTAdapter
 
 // herald-bench: throughput and latency of Herald against the C client on the same machine, same run.
 // Never a pass/fail test: it prints figures, ratios and the targets they are compared with.
@@ -29,7 +30,7 @@ if arguments.contains("--help") {
           --herald PATH        the herald to measure (default: the one beside this binary)
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
           --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
-          --batch N            records per commit in the in-process phase (default: --max-batch, else 8000, the MQTT source's default max_batch)
+          --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
@@ -52,7 +53,7 @@ workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
-workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? 8000)  // 8000: MQTTSourceConfiguration.defaultMaxBatch
+workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 /// Removes the run's stores and logs, then exits. A top-level value is never deinitialised, so the
