@@ -49,17 +49,13 @@ extension SQLiteChatStore {
         }
     }
 
-    /// Whether `error` came from another connection creating or migrating the store at the same time.
+    /// Whether `error` came from another connection creating or migrating the store at the same time: a
+    /// busy file while the pool opened (switching a new file to WAL), or any failure of a migration that
+    /// another connection applied meanwhile. A store some other writer keeps locked past the busy timeout
+    /// fails once, as before; a broken migration is not retried.
     private static func lostOpeningRace(_ error: DatabaseError, pool: DatabasePool?, appliedBefore: Set<String>) -> Bool {
-        switch error.resultCode {
-        case .SQLITE_BUSY, .SQLITE_LOCKED:
-            return true
-        case .SQLITE_ERROR, .SQLITE_CONSTRAINT:
-            // Only if another connection applied a migration meanwhile; a broken migration is not retried.
-            guard let pool, let applied = try? pool.read({ db in try migrator.appliedIdentifiers(db) }) else { return false }
-            return applied.count > appliedBefore.count
-        default:
-            return false
-        }
+        guard let pool else { return error.resultCode == .SQLITE_BUSY || error.resultCode == .SQLITE_LOCKED }
+        guard let applied = try? pool.read({ db in try migrator.appliedIdentifiers(db) }) else { return false }
+        return applied.count > appliedBefore.count
     }
 }
