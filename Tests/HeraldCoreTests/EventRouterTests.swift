@@ -153,4 +153,32 @@ struct EventRouterTests {
         #expect(letters.first?.raw == Array("{{{".utf8))
         #expect(try harness.badge("bob").unread == 1)
     }
+
+    @Test func replyingMarksTheChatReadForTheSenderAndSendsReceipts() throws {
+        // alice writes m1, carol replies m2: carol has seen m1, so it is not unread for her.
+        let harness = try RouterHarness()
+        try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])),
+                          message("c1", "m1", from: "alice", at: 1000))
+        let outputs = try harness.outputs(message("c1", "m2", from: "carol", at: 2000))
+        #expect(try harness.badge("carol") == BadgeUpdate(recipient: "carol", unread: 0, chats: [:]))
+        #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 2, chats: ["c1": 2]))
+        #expect(try harness.badge("alice") == BadgeUpdate(recipient: "alice", unread: 1, chats: ["c1": 1]))
+        #expect(outputs.compactMap(\.receipt) == [
+            ReadReceipt(recipient: "alice", chat: "c1", upTo: "m2", reader: "carol", readAt: Timestamp(milliseconds: 2000)),
+        ])
+        #expect(outputs.compactMap(\.badgeUpdate).map(\.recipient).sorted() == ["alice", "bob", "carol"])
+    }
+
+    @Test func aLateOwnMessageNeverMovesTheSendersPositionBack() throws {
+        let harness = try RouterHarness()
+        try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+                          message("c1", "m5", from: "alice", to: ["bob"], at: 5000),
+                          read("bob", "c1", upTo: "m5"))
+        let outputs = try harness.outputs(message("c1", "m3", from: "bob", to: ["alice"], at: 3000))
+        #expect(outputs.compactMap(\.receipt).isEmpty)
+        #expect(try harness.badge("bob").unread == 0)
+        // alice's own m5 put her position past m3, so the late m3 counts as read for her too.
+        #expect(try harness.badge("alice").unread == 0)
+        #expect(outputs.compactMap(\.notification).isEmpty)
+    }
 }

@@ -41,7 +41,7 @@ struct OrderIndependenceTests {
             _ = try harness.router.commit(events[chunk..<min(chunk + 3, events.count)].map(harness.record))
             for badge in try harness.drain().compactMap(\.badgeUpdate) { lastBadge[badge.recipient] = badge }
         }
-        // Badge outputs are built from the writer's memory; the last one each user got must equal the store.
+        // Badge outputs are built from the batch model; the last one each user got must equal the store.
         for (user, badge) in lastBadge {
             #expect(badge == (try harness.badge(user)), "last badge output of \(user)")
         }

@@ -4,12 +4,12 @@ import CoreMetrics
 
 /// The single entry point that changes the chat model.
 ///
-/// For every batch a source commits, the router applies each event to the store and queues the
-/// outputs that event produces, all in one transaction (a transactional outbox); rejected inputs go
-/// to the dead-letter queue in the same transaction. Badges are queued once per user per commit, the
+/// For every batch a source commits, the router loads the state slice the batch touches
+/// (``BatchPlan``), applies the events to it in memory (``BatchApplier``, a pure transform whose
+/// exhaustive `switch` is the product's spine: model first, then outputs built from the model after
+/// the change), and writes the difference, the outputs (a transactional outbox) and the rejected
+/// inputs (the dead-letter queue) in one transaction. Badges are queued once per user per commit, the
 /// latest last (see ``LatestBadges``). After the commit it wakes the outbox dispatchers.
-/// The exhaustive `switch` in ``apply(_:in:)`` is the product's spine: model first, then outputs built
-/// from the model as it is after the change.
 public final class EventRouter: IngestHandle {
     let store: any ChatStore
     let policy: RouterPolicy
@@ -43,70 +43,100 @@ public final class EventRouter: IngestHandle {
         guard !records.isEmpty || !checkpoints.isEmpty else { return IngestReport() }
         let started = ContinuousClock.now
         let tapping = tap?.isActive == true
-        var tapped: [TailRecord] = []
-        var badgesSuperseded = 0
-        let report: IngestReport
-        do {
-            report = try store.write { tx in
-                var report = IngestReport()
-                var badges = LatestBadges()
-                tapped.removeAll()
-                for record in records {
-                    switch record.outcome {
-                    case .event(let event):
-                        let effect = try apply(event, in: tx)
-                        effect.applied ? (report.applied += 1) : (report.duplicates += 1)
-                        if tapping {
-                            tapped.append(TailRecord(event: event, provenance: record.provenance, committedAt: record.provenance.receivedAt,
-                                                     commitLatencyMilliseconds: 0, applied: effect.applied, outputs: effect.outputs))
-                        }
-                        for output in effect.outputs {
-                            if case .badge(let update) = output {
-                                badges.keep(update, queuedAt: record.provenance.receivedAt)
-                            } else {
-                                report.outputs += try enqueue(output, at: record.provenance.receivedAt, in: tx)
-                            }
-                        }
-                    case .rejected(let rejection):
-                        try tx.deadLetter(rejection, provenance: record.provenance, raw: record.raw)
-                        report.deadLettered += 1
-                    }
-                }
-                for (update, queuedAt) in badges.latest {
-                    report.outputs += try enqueue(.badge(update), at: queuedAt, in: tx)
-                }
-                badgesSuperseded = badges.superseded
-                if !checkpoints.isEmpty {
-                    let now = clock.now()
-                    for checkpoint in checkpoints { try tx.saveCheckpoint(checkpoint, at: now) }
-                }
-                return report
+        var batch = AppliedBatch()
+        var attempt = 0
+        while true {
+            attempt += 1
+            do {
+                batch = try store.write { tx in try applyBatch(records, checkpoints: checkpoints, tapping: tapping, in: tx) }
+                break
+            } catch let conflict as StoreConflict where attempt < Self.conflictAttempts {
+                logger.debug("Batch met a concurrent write; applying it again.", metadata: ["conflict": "\(conflict)"])
+            } catch {
+                metrics.commitFailures.increment()
+                throw IngestError("commit of \(records.count) records failed: \(error)")
             }
-        } catch {
-            metrics.commitFailures.increment()
-            throw IngestError("commit of \(records.count) records failed: \(error)")
         }
+        let report = batch.report
         let now = clock.now()
         metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started, committedAt: now)
-        metrics.badgesSuperseded.increment(by: badgesSuperseded)
+        metrics.badgesSuperseded.increment(by: batch.badgesSuperseded)
         totals.add(report)
-        if !tapped.isEmpty, let tap {
-            for index in tapped.indices {
-                tapped[index].committedAt = now
-                tapped[index].commitLatencyMilliseconds = now.milliseconds - tapped[index].provenance.receivedAt.milliseconds
+        if !batch.tapped.isEmpty, let tap {
+            for index in batch.tapped.indices {
+                batch.tapped[index].committedAt = now
+                batch.tapped[index].commitLatencyMilliseconds = now.milliseconds - batch.tapped[index].provenance.receivedAt.milliseconds
             }
-            tap.publish(tapped)
+            tap.publish(batch.tapped)
         }
         logRejections(records)
         if report.outputs > 0 { signal.notify() }
         return report
     }
 
-    /// Queues `output` for every sink that accepts it; returns how many that is.
-    private func enqueue(_ output: Output, at time: Timestamp, in tx: any ChatTransaction) throws -> Int {
+    /// How often a batch is applied when another writer keeps changing what it touches.
+    static let conflictAttempts = 5
+
+    /// One batch inside a transaction: load its slice (a few set-based reads), apply its events in
+    /// memory, write the difference.
+    private func applyBatch(_ records: [SourceRecord], checkpoints: [SourceCheckpoint], tapping: Bool,
+                            in tx: any ChatTransaction) throws -> AppliedBatch {
+        var events: [ChatEvent] = []
+        events.reserveCapacity(records.count)
+        for record in records { if case .event(let event) = record.outcome { events.append(event) } }
+        let plan = BatchPlan(events: events)
+        var slice = StateSlice()
+        if !events.isEmpty {
+            slice = try tx.loadSlice(plan.keys)
+            slice.unread = try tx.loadUnread(users: plan.users(in: slice))
+            slice.ranges = try tx.summarise(plan.ranges(in: slice))
+        }
+
+        var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
+        var batch = AppliedBatch()
+        var outbox: [OutboxRow] = []
+        var deadLetters: [NewDeadLetter] = []
+        var badges = LatestBadges()
+        for record in records {
+            let queuedAt = record.provenance.receivedAt
+            switch record.outcome {
+            case .event(let event):
+                let effect = try applier.apply(event)
+                effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
+                for output in effect.outputs { enqueue(output, at: queuedAt, into: &outbox) }
+                for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
+                if tapping {
+                    let badgeOutputs = effect.badgeUsers.map { Output.badge(applier.model.badge(for: $0)) }
+                    batch.tapped.append(TailRecord(event: event, provenance: record.provenance, committedAt: queuedAt,
+                                                   commitLatencyMilliseconds: 0, applied: effect.applied,
+                                                   outputs: effect.outputs + badgeOutputs))
+                }
+            case .rejected(let rejection):
+                deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: record.raw))
+                batch.report.deadLettered += 1
+            }
+        }
+        for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
+        batch.badgesSuperseded = badges.superseded
+        batch.report.outputs = outbox.count
+
+        var delta = applier.model.delta()
+        delta.outbox = outbox
+        delta.deadLetters = deadLetters
+        delta.checkpoints = checkpoints
+        delta.checkpointTime = clock.now()
+        try tx.write(delta)
+        return batch
+    }
+
+    /// Queues `output` for every sink that accepts it.
+    private func enqueue(_ output: Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
         let sinks = routing.sinks(for: output)
-        try tx.enqueue(output, sinks: sinks, at: time)
-        return sinks.count
+        guard !sinks.isEmpty else { return }
+        let payload = OutputWireFormat.encode(output)
+        for sink in sinks {
+            outbox.append(OutboxRow(sink: sink, recipient: output.recipient, kind: output.kind, payload: payload, createdAt: time))
+        }
     }
 
     /// A source's committed checkpoint.
@@ -115,17 +145,6 @@ public final class EventRouter: IngestHandle {
             return try store.checkpoint(source: source, key: key)
         } catch {
             throw IngestError("reading checkpoint \(source)/\(key) failed: \(error)")
-        }
-    }
-
-    /// Applies one event. Returns whether it changed the model and the outputs it produced.
-    func apply(_ event: ChatEvent, in tx: any ChatTransaction) throws -> Effect {
-        switch event {
-        case .messageReceived(let message): try applyMessageReceived(message, in: tx)
-        case .messagesRead(let read): try applyMessagesRead(read, in: tx)
-        case .chatCreated(let created): try applyChatCreated(created, in: tx)
-        case .chatOpened(let focus): try applyFocus(focus, open: true, in: tx)
-        case .chatClosed(let focus): try applyFocus(focus, open: false, in: tx)
         }
     }
 
@@ -143,12 +162,9 @@ public final class EventRouter: IngestHandle {
     }
 }
 
-/// What applying one event did.
-struct Effect {
-    /// `false` for a redelivery or an event that changed nothing it could.
-    var applied: Bool
-    /// Outputs built from the model after the change.
-    var outputs: [Output]
-
-    static let duplicate = Effect(applied: false, outputs: [])
+/// What one batch's transaction produced for the router to report after the commit.
+struct AppliedBatch {
+    var report = IngestReport()
+    var tapped: [TailRecord] = []
+    var badgesSuperseded = 0
 }

@@ -7,22 +7,23 @@ import HeraldPluginAPI
 /// the commit's other outputs, one per user, in the order the users' counts first changed; notifications
 /// still carry the count as it was after their own message.
 struct LatestBadges {
-    private var entries: [(update: BadgeUpdate, queuedAt: Timestamp)] = []
+    private var entries: [(user: UserID, queuedAt: Timestamp)] = []
     private var positions: [UserID: Int] = [:]
     /// Badges that a later badge of the same user in the same commit replaced.
     private(set) var superseded = 0
 
-    /// Keeps `update` as its user's latest badge, produced by a record received at `queuedAt`.
-    mutating func keep(_ update: BadgeUpdate, queuedAt: Timestamp) {
-        if let position = positions[update.recipient] {
-            entries[position] = (update, queuedAt)
+    /// Notes that `user`'s badge changed in a record received at `queuedAt`.
+    mutating func keep(_ user: UserID, queuedAt: Timestamp) {
+        if let position = positions[user] {
+            entries[position].queuedAt = queuedAt
             superseded += 1
         } else {
-            positions[update.recipient] = entries.count
-            entries.append((update, queuedAt))
+            positions[user] = entries.count
+            entries.append((user, queuedAt))
         }
     }
 
-    /// One badge per user whose count changed, in the order the counts first changed.
-    var latest: [(update: BadgeUpdate, queuedAt: Timestamp)] { entries }
+    /// One entry per user whose count changed, in the order the counts first changed, with the time
+    /// of the last record that changed it; the badge itself is built from the model after the batch.
+    var latest: [(user: UserID, queuedAt: Timestamp)] { entries }
 }

@@ -51,7 +51,7 @@ public struct DeadLetterReplayer: Sendable {
             switch record.outcome {
             case .event:
                 _ = try router.commit([record])
-                try store.write { tx in try tx.markReplayed(deadLetter: letter.id, at: clock.now()) }
+                try store.markReplayed(deadLetter: letter.id, at: clock.now())
                 summary.replayed += 1
             case .rejected(let rejection):
                 summary.stillFailing.append((letter.id, rejection))

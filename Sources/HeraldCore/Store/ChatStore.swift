@@ -20,11 +20,11 @@ public struct MessageKey: Hashable, Comparable, Sendable {
 }
 
 /// The chat store: messages, memberships, read positions, unread counters, presence, the outbox
-/// and the dead-letter queue. Only the ``EventRouter`` changes it, through ``write(_:)``.
+/// and the dead-letter queue. Only the ``EventRouter`` changes the chat model, through ``write(_:)``.
 ///
-/// Requirements for a backend (SQLite now, PostgreSQL later; both must pass the same suite):
-/// - ``write(_:)`` runs the body in one serialisable transaction: all of it commits or none does,
-///   and it is durable when `write` returns.
+/// Requirements for a backend (SQLite and PostgreSQL pass the same suite):
+/// - ``write(_:)`` runs the body in one transaction: all of it commits or none does, and it is
+///   durable when `write` returns. A body that throws ``StoreConflict`` may be run again.
 /// - Reads never block the writer for long and see only committed data.
 public protocol ChatStore: Sendable {
     /// Runs `body` in one write transaction.
@@ -42,6 +42,8 @@ public protocol ChatStore: Sendable {
     func outboxDepth() throws -> [String: Int]
     /// Dead-lettered inputs, oldest first.
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter]
+    /// Marks a dead-lettered input as replayed successfully.
+    func markReplayed(deadLetter id: Int64, at time: Timestamp) throws
     /// Summary counts for tests, status and benchmarks.
     func statistics() throws -> StoreStatistics
     /// A source's committed checkpoint, or `nil`.
@@ -50,56 +52,31 @@ public protocol ChatStore: Sendable {
     func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws
 }
 
-/// The domain primitives the router composes inside one transaction.
+/// One write transaction, set-based: the router loads the state slice a batch touches in three calls,
+/// applies the batch in memory, and writes the difference in one call. Each call costs a number of
+/// statements that does not grow with the batch.
 public protocol ChatTransaction {
-    /// Stores a message unless (chat, id) exists. Returns `false` for a duplicate.
-    func insertMessage(_ message: MessageReceived, receivedAt: Timestamp) throws -> Bool
-    /// The order key of a stored message.
-    func messageKey(chat: ChatID, id: MessageID) throws -> MessageKey?
-    /// Members that count: declared ones if the chat was created, else everyone who sent or received.
-    func members(of chat: ChatID) throws -> Set<UserID>
-    /// Both membership sets of a chat in one read.
-    func membership(of chat: ChatID) throws -> ChatMembership
-    /// Adds members; `declared` for `chat.created`, inferred for message participants.
-    func addMembers(_ users: [UserID], to chat: ChatID, declared: Bool) throws
+    /// The committed state of the keys' chats and messages: which named messages are stored (and
+    /// each chat's newest), memberships, read positions, presence, and reads waiting for the named
+    /// messages. ``StateSlice/unread`` and ``StateSlice/ranges`` are left empty.
+    func loadSlice(_ keys: SliceKeys) throws -> StateSlice
+    /// Every unread counter of each user; a user without counters maps to an empty table.
+    func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]]
+    /// Counts and senders of the stored messages in each range.
+    func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary]
+    /// Writes a batch's changes. Throws ``StoreConflict`` when the store changed under the slice
+    /// (another writer stored one of the batch's messages first).
+    func write(_ delta: StoreDelta) throws
+}
 
-    /// The newest message a user has read in a chat.
-    func readPosition(user: UserID, chat: ChatID) throws -> MessageKey?
-    /// Every read position in a chat.
-    func readPositions(chat: ChatID) throws -> [UserID: MessageKey]
-    /// Moves a read position (the router only moves it forward).
-    func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) throws
-    /// Remembers a read of a message that is not stored yet.
-    func addPendingRead(user: UserID, chat: ChatID, upTo: MessageID, readAt: Timestamp) throws
-    /// Removes and returns the pending reads that point at a message that has just arrived.
-    func takePendingReads(chat: ChatID, upTo: MessageID) throws -> [(user: UserID, readAt: Timestamp)]
+/// The store changed between loading a slice and writing its delta: the batch is applied again from
+/// a fresh slice.
+public struct StoreConflict: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What differed.
+    public var description: String
 
-    /// Unread count for (user, chat).
-    func unread(user: UserID, chat: ChatID) throws -> Int
-    /// Adds one to the unread count.
-    func incrementUnread(user: UserID, chat: ChatID) throws
-    /// Sets the unread count (0 removes the row).
-    func setUnread(user: UserID, chat: ChatID, count: Int) throws
-    /// Counts messages after `position` not sent by `user`: the definition of unread.
-    func countUnread(user: UserID, chat: ChatID, after position: MessageKey?) throws -> Int
-    /// Senders (other than `reader`) of messages in `(after, through]`.
-    func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws -> Set<UserID>
-    /// A user's badge as stored now.
-    func badge(for user: UserID) throws -> BadgeUpdate
-
-    /// Every user's focus expiry in a chat.
-    func presence(chat: ChatID) throws -> [UserID: Timestamp]
-    /// Sets or clears (`nil`) a user's focus on a chat.
-    func setPresence(user: UserID, chat: ChatID, until: Timestamp?) throws
-
-    /// Queues an output for each named sink.
-    func enqueue(_ output: Output, sinks: [String], at time: Timestamp) throws
-    /// Stores a rejected input.
-    func deadLetter(_ rejection: Rejection, provenance: Provenance, raw: [UInt8]) throws
-    /// Stores (or, for a `nil` value, removes) a source checkpoint.
-    func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws
-    /// Marks a dead-lettered input as replayed successfully.
-    func markReplayed(deadLetter id: Int64, at time: Timestamp) throws
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
 }
 
 /// A chat's membership as stored: whether `chat.created` declared it, and both member sets.

@@ -86,13 +86,24 @@ extension SQLiteChatStore {
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
         try pool.write { db in
             // The same dead-letter row, and count of open letters, as a rejected input's.
-            let tx = SQLiteTransaction(db: db)
             let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
-            try tx.deadLetter(rejection, provenance: Provenance(adapter: sink, origin: origin, rawSize: envelope.payload.count, receivedAt: time),
-                              raw: envelope.payload)
+            let provenance = Provenance(adapter: sink, origin: origin, rawSize: envelope.payload.count, receivedAt: time)
+            try SQLiteTransaction.insertDeadLetter(NewDeadLetter(rejection: rejection, provenance: provenance, raw: envelope.payload), in: db)
+            try StoreCounter.add(1, to: StoreCounter.openDeadLetters, in: db)
             try db.execute(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?", arguments: [envelope.sequence, sink])
             try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
-            try tx.flush()
+        }
+    }
+
+    /// Marks a dead-lettered input as replayed successfully (again, if it was already).
+    public func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
+        try pool.write { db in
+            try db.execute(sql: "UPDATE dead_letters SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL", arguments: [time.milliseconds, id])
+            if db.changesCount > 0 {
+                try StoreCounter.add(-1, to: StoreCounter.openDeadLetters, in: db)
+            } else {
+                try db.execute(sql: "UPDATE dead_letters SET replayed_at = ? WHERE id = ?", arguments: [time.milliseconds, id])
+            }
         }
     }
 }

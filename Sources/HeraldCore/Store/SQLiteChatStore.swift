@@ -14,7 +14,6 @@ public final class SQLiteChatStore: ChatStore {
 
     let pool: DatabasePool
     let readOnly: Bool
-    let memory = StoreMemory()
     /// The database file.
     public let path: String
 
@@ -72,47 +71,39 @@ public final class SQLiteChatStore: ChatStore {
 
     /// Runs `body` in one write transaction.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
-        // Our own commits do not change the writer connection's data_version; another process's do.
-        let (result, cache, version) = try pool.write { db in
-            let version = try Int.fetchOne(db.cachedStatement(sql: "PRAGMA data_version")) ?? 0
-            let transaction = SQLiteTransaction(db: db, cache: memory.begin(dataVersion: version))
-            let result = try body(transaction)
-            try transaction.flush()
-            return (result, transaction.cache, version)
-        }
-        memory.commit(cache, dataVersion: version)
-        return result
+        try pool.write { db in try body(SQLiteTransaction(db: db)) }
     }
 
     /// A user's badge from committed data.
     public func badge(for user: UserID) throws -> BadgeUpdate {
-        try pool.read { db in try SQLiteTransaction(db: db).badge(for: user) }
+        try pool.read { db in try SQLiteTransaction.badge(for: user, in: db) }
     }
 
     /// Whether a message is committed: one primary-key lookup, cheap enough to poll.
     public func containsMessage(chat: ChatID, id: MessageID) throws -> Bool {
         try pool.read { db in
-            try SQLiteTransaction(db: db).messageKey(chat: chat, id: id) != nil
+            try Bool.fetchOne(db, sql: "SELECT 1 FROM messages WHERE chat = ? AND id = ?", arguments: [chat.rawValue, id.rawValue]) ?? false
         }
     }
 
-    /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks.
+    /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks:
+    /// members that count (declared if the chat was created, else inferred) and every stored counter.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try pool.read { db in
-            let tx = SQLiteTransaction(db: db)
-            let pairs = try Row.fetchAll(db, sql: """
-                SELECT user, chat FROM chat_members m
-                WHERE (SELECT declared FROM chats c WHERE c.chat = m.chat) = 1 AND declared = 1
-                   OR (SELECT declared FROM chats c WHERE c.chat = m.chat) = 0 AND inferred = 1
-                UNION SELECT user, chat FROM unread
-                """)
-            return try pairs.map { row in
-                let user = UserID(row["user"] as String)
-                let chat = ChatID(row["chat"] as String)
-                let members = try tx.members(of: chat)
-                let recount = members.contains(user)
-                    ? try tx.countUnread(user: user, chat: chat, after: try tx.readPosition(user: user, chat: chat)) : 0
-                return (user, chat, try tx.unread(user: user, chat: chat), recount)
+            try Row.fetchAll(db, sql: """
+                WITH members AS (
+                    SELECT m.user, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
+                    WHERE (c.declared = 1 AND m.declared = 1) OR (c.declared = 0 AND m.inferred = 1)),
+                pairs AS (SELECT user, chat FROM members UNION SELECT user, chat FROM unread)
+                SELECT p.user, p.chat, coalesce((SELECT count FROM unread u WHERE u.user = p.user AND u.chat = p.chat), 0),
+                    CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user = p.user AND x.chat = p.chat) THEN
+                        (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user = p.user AND r.chat = p.chat
+                         WHERE m.chat = p.chat AND m.sender <> p.user
+                           AND (r.user IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))
+                    ELSE 0 END
+                FROM pairs p ORDER BY p.user, p.chat
+                """).map { row in
+                (UserID(row[0] as String), ChatID(row[1] as String), row[2], row[3])
             }
         }
     }

@@ -174,3 +174,15 @@ struct JSONObjectWriter {
         bytes[start...].reverse()
     }
 }
+
+extension OutputWireFormat {
+    /// Appends `string` as a JSON string literal, escaped as every Herald JSON writer escapes.
+    public static func appendJSONString(_ string: String, to bytes: inout [UInt8]) {
+        JSONObjectWriter.append(string: string, to: &bytes)
+    }
+
+    /// Appends an integer as JSON digits.
+    public static func appendJSONInteger(_ value: some BinaryInteger, to bytes: inout [UInt8]) {
+        JSONObjectWriter.append(integer: value, to: &bytes)
+    }
+}

@@ -1,0 +1,66 @@
+import HeraldPluginAPI
+
+extension BatchApplier {
+    /// `message.received`: store idempotently; the sender has read the chat up to their own message
+    /// (their position moves forward to it, and the senders it covers get receipts); unread +1 for
+    /// every other member for whom the message is after their read position; a live message to members
+    /// looking at the chat, a notification to the others; a badge to everyone whose count changed.
+    mutating func applyMessageReceived(_ message: MessageReceived) throws(StateSliceError) -> Effect {
+        guard model.insert(message, receivedAt: now) else { return .duplicate }
+        let chat = message.chat
+        let key = MessageKey(sentAt: message.sentAt, id: message.id)
+
+        // Participants join the inferred membership; anyone new to the effective set is recounted.
+        let membership = model.membership(of: chat)
+        var joining: [UserID] = []
+        for user in [message.sender] + (message.recipients ?? []) where !membership.inferredMembers.contains(user) && !joining.contains(user) {
+            joining.append(user)
+        }
+        if !joining.isEmpty || membership.declared == nil { model.addMembers(joining, to: chat, declared: false) }
+        let members = model.membership(of: chat).effective
+        var recount: Set<UserID> = membership.declared == true ? [] : Set(joining)
+
+        // Reads that arrived before this message now resolve; the sender has read up to it.
+        var outputs: [Output] = []
+        for pending in model.takePendingReads(MessageRef(chat: chat, id: message.id)) {
+            outputs += try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt) ?? []
+            recount.insert(pending.user)
+        }
+        if let receipts = try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt) {
+            outputs += receipts
+            recount.insert(message.sender)
+        }
+        var changed = try settleUnread(recount, in: chat)
+
+        // Everyone else: +1 when the message is after their position (a late message may already be read).
+        let positions = model.readPositions(chat: chat)
+        var unreadFor: [UserID] = []
+        for user in members.sorted() where user != message.sender {
+            guard positions[user].map({ key > $0 }) ?? true else { continue }
+            unreadFor.append(user)
+            if !recount.contains(user) {
+                try model.setUnread(user: user, chat: chat, to: model.unread(user: user, chat: chat) + 1)
+                changed.insert(user)
+            }
+        }
+
+        let focus = unreadFor.isEmpty ? [:] : model.presence(chat: chat)
+        for user in unreadFor {
+            if let until = focus[user], until > now {
+                outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
+            } else {
+                outputs.append(.notification(InAppNotification(
+                    recipient: user, chat: chat, messageID: message.id, sender: message.sender,
+                    preview: preview(of: message.body), badgeTotal: model.unreadTotal(of: user))))
+            }
+        }
+        return Effect(applied: true, outputs: outputs, badgeUsers: changed.sorted())
+    }
+
+    /// The start of a body, at most ``RouterPolicy/previewLength`` characters including the ellipsis.
+    func preview(of body: String) -> String {
+        // A character takes at least one UTF-8 byte: a body with few bytes needs no count of characters.
+        guard body.utf8.count > policy.previewLength, body.count > policy.previewLength else { return body }
+        return String(body.prefix(max(0, policy.previewLength - 1))) + "…"
+    }
+}

@@ -1,0 +1,19 @@
+import HeraldPluginAPI
+
+extension BatchApplier {
+    /// `messages.read`: move the reader's position forward only; unread becomes a recount after it;
+    /// a read receipt to each sender whose messages became read; a badge for the reader if it changed.
+    /// A read of a message not stored yet is remembered and resolves when the message arrives.
+    mutating func applyMessagesRead(_ read: MessagesRead) throws(StateSliceError) -> Effect {
+        let ref = MessageRef(chat: read.chat, id: read.upTo)
+        guard let target = model.messageKey(ref) else {
+            model.addPendingRead(user: read.reader, message: ref, readAt: read.readAt)
+            return Effect(applied: true, outputs: [], badgeUsers: [])
+        }
+        guard let receipts = try advanceReadPosition(of: read.reader, in: read.chat, to: target, readAt: read.readAt) else {
+            return .duplicate
+        }
+        let changed = try settleUnread([read.reader], in: read.chat)
+        return Effect(applied: true, outputs: receipts, badgeUsers: changed.sorted())
+    }
+}

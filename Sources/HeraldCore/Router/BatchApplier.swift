@@ -1,0 +1,72 @@
+import HeraldPluginAPI
+
+/// Applies a batch's events to its ``StateSlice`` in memory, one at a time in order: a pure
+/// transform with no I/O. The exhaustive `switch` in ``apply(_:)`` is the product's spine: the
+/// model changes first, then outputs are built from the model as it is after the change.
+struct BatchApplier {
+    var model: ChatModel
+    let policy: RouterPolicy
+    /// The batch's time: messages are stamped with it, and focus expires relative to it.
+    let now: Timestamp
+
+    init(slice: StateSlice, policy: RouterPolicy, now: Timestamp) {
+        self.model = ChatModel(slice: slice)
+        self.policy = policy
+        self.now = now
+    }
+
+    /// Applies one event. Returns whether it changed the model, the outputs it produced and whose
+    /// badge changed.
+    mutating func apply(_ event: ChatEvent) throws(StateSliceError) -> Effect {
+        switch event {
+        case .messageReceived(let message): try applyMessageReceived(message)
+        case .messagesRead(let read): try applyMessagesRead(read)
+        case .chatCreated(let created): try applyChatCreated(created)
+        case .chatOpened(let focus): applyFocus(focus, open: true)
+        case .chatClosed(let focus): applyFocus(focus, open: false)
+        }
+    }
+
+    /// Recounts unread for `users` in `chat` (0 for non-members).
+    /// - Returns: the users whose count changed.
+    mutating func settleUnread(_ users: Set<UserID>, in chat: ChatID) throws(StateSliceError) -> Set<UserID> {
+        guard !users.isEmpty else { return [] }
+        let members = model.membership(of: chat).effective
+        var changed: Set<UserID> = []
+        for user in users {
+            let target = members.contains(user)
+                ? try model.countUnread(user: user, chat: chat, after: model.readPosition(user: user, chat: chat)) : 0
+            if target != (try model.unread(user: user, chat: chat)) {
+                try model.setUnread(user: user, chat: chat, to: target)
+                changed.insert(user)
+            }
+        }
+        return changed
+    }
+
+    /// Moves a read position forward to `target` if it is ahead.
+    /// - Returns: read receipts for the senders whose messages became read, or `nil` if the
+    ///   position was already at or past `target`.
+    mutating func advanceReadPosition(of reader: UserID, in chat: ChatID, to target: MessageKey,
+                                      readAt: Timestamp) throws(StateSliceError) -> [Output]? {
+        let old = model.readPosition(user: reader, chat: chat)
+        if let old, target <= old { return nil }
+        model.setReadPosition(user: reader, chat: chat, to: target)
+        let senders = try model.senders(chat: chat, after: old, through: target, excluding: reader)
+        return senders.sorted().map {
+            .readReceipt(ReadReceipt(recipient: $0, chat: chat, upTo: target.id, reader: reader, readAt: readAt))
+        }
+    }
+}
+
+/// What applying one event did.
+struct Effect {
+    /// `false` for a redelivery or an event that changed nothing it could.
+    var applied: Bool
+    /// Outputs built from the model after the change, badges aside.
+    var outputs: [Output]
+    /// Users whose badge changed, in a stable order (their badges are queued once per commit).
+    var badgeUsers: [UserID]
+
+    static let duplicate = Effect(applied: false, outputs: [], badgeUsers: [])
+}

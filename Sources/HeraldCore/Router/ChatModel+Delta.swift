@@ -1,0 +1,56 @@
+import HeraldPluginAPI
+
+extension ChatModel {
+    /// What the batch changed, against the slice as loaded, in a stable order.
+    func delta() -> StoreDelta {
+        var delta = StoreDelta()
+        delta.messages = newMessages
+        membershipDelta(into: &delta)
+        for (chat, positions) in currentPositions {
+            for (user, key) in positions where slice.readPositions[chat]?[user] != key {
+                delta.readPositions.append(ReadPosition(user: user, chat: chat, key: key))
+            }
+        }
+        for (message, readers) in currentPendingReads {
+            for (user, readAt) in readers where slice.pendingReads[message]?[user] != readAt {
+                delta.pendingReadsAdded.append(PendingRead(message: message, user: user, readAt: readAt))
+            }
+        }
+        delta.pendingReadsResolved = slice.pendingReads.keys.filter { currentPendingReads[$0] == nil }
+        for (user, counters) in currentUnread {
+            let loaded = slice.unread[user] ?? [:]
+            for chat in Set(counters.keys).union(loaded.keys) {
+                let change = (counters[chat] ?? 0) - (loaded[chat] ?? 0)
+                if change != 0 { delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: change)) }
+            }
+        }
+        for chat in Set(currentPresence.keys).union(slice.presence.keys) {
+            let now = currentPresence[chat] ?? [:]
+            let loaded = slice.presence[chat] ?? [:]
+            for user in Set(now.keys).union(loaded.keys) where now[user] != loaded[user] {
+                delta.presence.append(PresenceChange(user: user, chat: chat, until: now[user]))
+            }
+        }
+        delta.readPositions.sort { ($0.chat, $0.user) < ($1.chat, $1.user) }
+        delta.unreadDeltas.sort { ($0.user, $0.chat) < ($1.user, $1.chat) }
+        delta.presence.sort { ($0.chat, $0.user) < ($1.chat, $1.user) }
+        delta.pendingReadsAdded.sort { ($0.message.chat, $0.message.id, $0.user) < ($1.message.chat, $1.message.id, $1.user) }
+        delta.pendingReadsResolved.sort { ($0.chat, $0.id) < ($1.chat, $1.id) }
+        return delta
+    }
+
+    private func membershipDelta(into delta: inout StoreDelta) {
+        for (chat, membership) in memberships.sorted(by: { $0.key < $1.key }) {
+            let loaded = slice.memberships[chat]
+            if loaded?.declared != membership.declared, let declared = membership.declared {
+                delta.chats[chat] = declared
+            }
+            let declaredNew = membership.declaredMembers.subtracting(loaded?.declaredMembers ?? [])
+            let inferredNew = membership.inferredMembers.subtracting(loaded?.inferredMembers ?? [])
+            for user in declaredNew.union(inferredNew).sorted() {
+                delta.members.append(MemberFlags(chat: chat, user: user, declared: declaredNew.contains(user),
+                                                 inferred: inferredNew.contains(user)))
+            }
+        }
+    }
+}

@@ -1,0 +1,145 @@
+import HeraldPluginAPI
+
+/// The chat model of one batch, in memory: the ``StateSlice`` as loaded, and the state as the batch's
+/// events change it. The router's apply functions read and change only this; ``delta()`` is the
+/// difference to write back. No I/O happens here.
+struct ChatModel {
+    let slice: StateSlice
+    private let storedRanges: [ChatUser: StoredRanges]
+    /// Messages this batch stored, per chat.
+    private var batchMessages: [ChatID: BatchMessages] = [:]
+    private var batchKeys: [MessageRef: MessageKey] = [:]
+    private(set) var newMessages: [NewMessage] = []
+
+    private(set) var memberships: [ChatID: ChatMembership]
+    private(set) var currentPositions: [ChatID: [UserID: MessageKey]]
+    private(set) var currentPendingReads: [MessageRef: [UserID: Timestamp]]
+    private(set) var currentPresence: [ChatID: [UserID: Timestamp]]
+    private(set) var currentUnread: [UserID: [ChatID: Int]]
+    private var unreadTotals: [UserID: Int]
+
+    init(slice: StateSlice) {
+        self.slice = slice
+        storedRanges = StoredRanges.group(slice.ranges)
+        memberships = slice.memberships
+        currentPositions = slice.readPositions
+        currentPendingReads = slice.pendingReads
+        currentPresence = slice.presence
+        currentUnread = slice.unread
+        unreadTotals = slice.unread.mapValues { $0.values.reduce(0, +) }
+    }
+
+    // MARK: Messages
+
+    /// The place of a stored message (stored before the batch or by it).
+    func messageKey(_ ref: MessageRef) -> MessageKey? { slice.messages[ref]?.key ?? batchKeys[ref] }
+
+    /// Stores a message unless it is stored. Returns `false` for a duplicate.
+    mutating func insert(_ message: MessageReceived, receivedAt: Timestamp) -> Bool {
+        let ref = MessageRef(chat: message.chat, id: message.id)
+        guard messageKey(ref) == nil else { return false }
+        let key = MessageKey(sentAt: message.sentAt, id: message.id)
+        batchKeys[ref] = key
+        batchMessages[message.chat, default: BatchMessages()].insert(key, sender: message.sender)
+        newMessages.append(NewMessage(message: message, receivedAt: receivedAt))
+        return true
+    }
+
+    /// Messages after `position` (`nil`: all) not sent by `user`: the definition of unread.
+    func countUnread(user: UserID, chat: ChatID, after position: MessageKey?) throws(StateSliceError) -> Int {
+        let stored = try ranges(chat: chat, user: user).count(after: position, newest: slice.newestMessage[chat])
+        return stored + (batchMessages[chat]?.count(after: position, excluding: user) ?? 0)
+    }
+
+    /// Senders other than `reader` of the messages in `(after, through]`.
+    func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws(StateSliceError) -> Set<UserID> {
+        let stored = try ranges(chat: chat, user: reader).senders(after: after, through: through, newest: slice.newestMessage[chat])
+        return stored.union(batchMessages[chat]?.senders(after: after, through: through, excluding: reader) ?? [])
+    }
+
+    /// A pair without ranges has none above its positions; asking below the chat's newest message
+    /// then throws (``StoredRanges``).
+    private func ranges(chat: ChatID, user: UserID) -> StoredRanges {
+        storedRanges[ChatUser(chat: chat, user: user)] ?? StoredRanges()
+    }
+
+    // MARK: Membership
+
+    /// A chat's membership (unknown chats have none).
+    func membership(of chat: ChatID) -> ChatMembership {
+        memberships[chat] ?? ChatMembership(declared: nil, declaredMembers: [], inferredMembers: [])
+    }
+
+    /// Adds members; `declared` for `chat.created`, inferred for message participants.
+    mutating func addMembers(_ users: some Sequence<UserID>, to chat: ChatID, declared: Bool) {
+        var membership = membership(of: chat)
+        if declared {
+            membership.declared = true
+            membership.declaredMembers.formUnion(users)
+        } else {
+            membership.declared = membership.declared ?? false
+            membership.inferredMembers.formUnion(users)
+        }
+        memberships[chat] = membership
+    }
+
+    // MARK: Read positions
+
+    /// The newest message `user` has read in `chat`.
+    func readPosition(user: UserID, chat: ChatID) -> MessageKey? { currentPositions[chat]?[user] }
+
+    /// Every read position in a chat.
+    func readPositions(chat: ChatID) -> [UserID: MessageKey] { currentPositions[chat] ?? [:] }
+
+    /// Moves a read position (callers only move it forward).
+    mutating func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) {
+        currentPositions[chat, default: [:]][user] = key
+    }
+
+    /// Remembers a read of a message that is not stored yet (the latest read time wins).
+    mutating func addPendingRead(user: UserID, message: MessageRef, readAt: Timestamp) {
+        let known = currentPendingReads[message]?[user]
+        currentPendingReads[message, default: [:]][user] = max(known ?? readAt, readAt)
+    }
+
+    /// Removes and returns the reads that waited for `message`, by reader.
+    mutating func takePendingReads(_ message: MessageRef) -> [(user: UserID, readAt: Timestamp)] {
+        guard let waiting = currentPendingReads.removeValue(forKey: message) else { return [] }
+        return waiting.sorted { $0.key < $1.key }.map { ($0.key, $0.value) }
+    }
+
+    // MARK: Unread and badges
+
+    /// The unread count of (user, chat).
+    func unread(user: UserID, chat: ChatID) throws(StateSliceError) -> Int {
+        guard let counters = currentUnread[user] else { throw StateSliceError("unread counters of \(user) not loaded") }
+        return counters[chat] ?? 0
+    }
+
+    /// Sets the unread count of (user, chat).
+    mutating func setUnread(user: UserID, chat: ChatID, to count: Int) throws(StateSliceError) {
+        let previous = try unread(user: user, chat: chat)
+        currentUnread[user]?[chat] = count == 0 ? nil : count
+        unreadTotals[user, default: 0] += count - previous
+    }
+
+    /// A user's unread total over all chats.
+    func unreadTotal(of user: UserID) -> Int { unreadTotals[user] ?? 0 }
+
+    /// A user's badge as the model stands.
+    func badge(for user: UserID) -> BadgeUpdate {
+        var chats: [String: Int] = [:]
+        for (chat, count) in currentUnread[user] ?? [:] where count != 0 { chats[chat.rawValue] = count }
+        return BadgeUpdate(recipient: user, unread: unreadTotal(of: user), chats: chats)
+    }
+
+    // MARK: Presence
+
+    /// Every user's focus expiry in a chat.
+    func presence(chat: ChatID) -> [UserID: Timestamp] { currentPresence[chat] ?? [:] }
+
+    /// Sets or clears (`nil`) a user's focus on a chat.
+    mutating func setPresence(user: UserID, chat: ChatID, until: Timestamp?) {
+        currentPresence[chat, default: [:]][user] = until
+    }
+}

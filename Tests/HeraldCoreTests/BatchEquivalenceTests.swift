@@ -1,0 +1,72 @@
+import HeraldCore
+import HeraldPluginAPI
+import PropertyBased
+import Testing
+
+/// Applying events in batches of any size gives the same state and outputs as applying them one at a
+/// time: the set-based slice (loaded once per batch) holds everything a batch reads, and the
+/// in-memory apply sees the batch's own earlier changes.
+@Suite("Batch equivalence (property-based)")
+struct BatchEquivalenceTests {
+    /// Applies `events` in commits of the given sizes; returns the store snapshot, every output except
+    /// badges in order, and the last badge output each user got.
+    static func run(_ events: [ChatEvent], sizes: [Int]) throws -> (snapshot: [String], outputs: [Output], badges: [UserID: BadgeUpdate], harness: RouterHarness) {
+        let harness = try RouterHarness()
+        var outputs: [Output] = []
+        var badges: [UserID: BadgeUpdate] = [:]
+        var start = 0
+        var size = sizes.makeIterator()
+        while start < events.count {
+            let end = min(events.count, start + max(1, size.next() ?? 1))
+            _ = try harness.router.commit(events[start..<end].map(harness.record))
+            for output in try harness.drain() {
+                if let badge = output.badgeUpdate { badges[badge.recipient] = badge } else { outputs.append(output) }
+            }
+            start = end
+        }
+        return (try harness.store.modelSnapshot(), outputs, badges, harness)
+    }
+
+    @Test func batchesOfAnySizeMatchOneAtATime() async throws {
+        await propertyCheck(count: 60, input: Gen.int(in: 0...100_000).array(of: 1...60), Gen.int(in: 1...25).array(of: 1...20)) { codes, sizes in
+            do {
+                let events = codes.map(OrderIndependenceTests.event)
+                let single = try Self.run(events, sizes: [1])
+                let batched = try Self.run(events, sizes: sizes)
+                #expect(single.snapshot == batched.snapshot)
+                #expect(single.outputs == batched.outputs)
+                #expect(single.badges == batched.badges)
+                for (user, badge) in batched.badges {
+                    #expect(badge == (try batched.harness.badge(user)), "last badge output of \(user)")
+                }
+                for row in try batched.harness.store.unreadAgainstRecount() {
+                    #expect(row.stored == row.recounted, "unread of \(row.user) in \(row.chat)")
+                }
+            } catch {
+                Issue.record(error)
+            }
+        }
+    }
+
+    @Test func oneBatchWithEveryKindOfEventMatchesOneAtATime() throws {
+        // A fixed sequence that exercises reads before their message, a late chat.created and a reply
+        // inside one batch.
+        let events: [ChatEvent] = [
+            read("bob", "c1", upTo: "m2"),
+            message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+            message("c1", "m2", from: "alice", to: ["bob"], at: 2000),
+            message("c1", "m3", from: "bob", to: ["alice"], at: 3000),
+            .chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])),
+            message("c1", "m4", from: "carol", at: 4000),
+            message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+        ]
+        let single = try Self.run(events, sizes: [1])
+        let batched = try Self.run(events, sizes: [events.count])
+        #expect(single.snapshot == batched.snapshot)
+        #expect(single.outputs == batched.outputs)
+        #expect(single.badges == batched.badges)
+        // alice has not read bob's m3 nor carol's m4; carol's own m4 covers everything before it.
+        #expect(try batched.harness.badge("alice") == BadgeUpdate(recipient: "alice", unread: 2, chats: ["c1": 2]))
+        #expect(try batched.harness.badge("carol") == BadgeUpdate(recipient: "carol", unread: 0, chats: [:]))
+    }
+}
