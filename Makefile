@@ -19,7 +19,10 @@ deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-
 	fi
 	@command -v $(SWIFT) >/dev/null || { echo "error: no Swift toolchain on PATH (Swift 6.x from swift.org is required)"; exit 1; }
 
-test-deps: deps
+test-deps: deps ## Install what the tests also need: Debian's postgresql server (the tests start their own cluster) and Python modules.
+	@dpkg -s postgresql >/dev/null 2>&1 || { echo "Installing system packages: postgresql"; \
+	  sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); \
+	  $$sudo apt-get update -qq && DEBIAN_FRONTEND=noninteractive $$sudo apt-get install -y -qq --no-install-recommends postgresql; }
 	@python3 -c 'import prometheus_client, jsonschema, yaml, cryptography' 2>/dev/null || python3 -m pip install -q prometheus_client jsonschema pyyaml cryptography
 
 build: deps ## Build herald (debug).

@@ -33,6 +33,7 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-crypto", from: "4.5.2"),
         .package(url: "https://github.com/apple/swift-http-types", from: "1.8.0"),
         .package(url: "https://github.com/hummingbird-project/swift-websocket", from: "1.6.2"),
+        .package(url: "https://github.com/vapor/postgres-nio", from: "1.33.2"),
     ],
     targets: [
         // Pure value types: identifiers, events, outputs. No dependencies.
@@ -55,6 +56,16 @@ let package = Package(
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: strict
+        ),
+        // The PostgreSQL chat store: the same set-based transaction as SQLite's, over postgres-nio.
+        .target(
+            name: "HeraldPostgres",
+            dependencies: [
+                "HeraldCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
             ],
             swiftSettings: strict
         ),
@@ -164,7 +175,7 @@ let package = Package(
         .testTarget(
             name: "HeraldCoreTests",
             dependencies: [
-                "HeraldCore", "HeraldTestKit",
+                "HeraldCore", "HeraldPostgres", "HeraldTestKit",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "GRDB", package: "GRDB.swift"),
             ],

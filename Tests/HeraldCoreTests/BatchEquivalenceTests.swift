@@ -10,8 +10,9 @@ import Testing
 struct BatchEquivalenceTests {
     /// Applies `events` in commits of the given sizes; returns the store snapshot, every output except
     /// badges in order, and the last badge output each user got.
-    static func run(_ events: [ChatEvent], sizes: [Int]) throws -> (snapshot: [String], outputs: [Output], badges: [UserID: BadgeUpdate], harness: RouterHarness) {
-        let harness = try RouterHarness()
+    static func run(_ events: [ChatEvent], sizes: [Int], on backend: StoreBackend) async throws
+        -> (snapshot: [String], outputs: [Output], badges: [UserID: BadgeUpdate], harness: RouterHarness) {
+        let harness = try await RouterHarness(backend)
         var outputs: [Output] = []
         var badges: [UserID: BadgeUpdate] = [:]
         var start = 0
@@ -27,12 +28,12 @@ struct BatchEquivalenceTests {
         return (try harness.store.modelSnapshot(), outputs, badges, harness)
     }
 
-    @Test func batchesOfAnySizeMatchOneAtATime() async throws {
-        await propertyCheck(count: 60, input: Gen.int(in: 0...100_000).array(of: 1...60), Gen.int(in: 1...25).array(of: 1...20)) { codes, sizes in
+    @Test(arguments: StoreBackend.allCases) func batchesOfAnySizeMatchOneAtATime(_ backend: StoreBackend) async throws {
+        await propertyCheck(count: backend.propertyRuns, input: Gen.int(in: 0...100_000).array(of: 1...60), Gen.int(in: 1...25).array(of: 1...20)) { codes, sizes in
             do {
                 let events = codes.map(OrderIndependenceTests.event)
-                let single = try Self.run(events, sizes: [1])
-                let batched = try Self.run(events, sizes: sizes)
+                let single = try await Self.run(events, sizes: [1], on: backend)
+                let batched = try await Self.run(events, sizes: sizes, on: backend)
                 #expect(single.snapshot == batched.snapshot)
                 #expect(single.outputs == batched.outputs)
                 #expect(single.badges == batched.badges)
@@ -48,7 +49,7 @@ struct BatchEquivalenceTests {
         }
     }
 
-    @Test func oneBatchWithEveryKindOfEventMatchesOneAtATime() throws {
+    @Test(arguments: StoreBackend.allCases) func oneBatchWithEveryKindOfEventMatchesOneAtATime(_ backend: StoreBackend) async throws {
         // A fixed sequence that exercises reads before their message, a late chat.created and a reply
         // inside one batch.
         let events: [ChatEvent] = [
@@ -60,8 +61,8 @@ struct BatchEquivalenceTests {
             message("c1", "m4", from: "carol", at: 4000),
             message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
         ]
-        let single = try Self.run(events, sizes: [1])
-        let batched = try Self.run(events, sizes: [events.count])
+        let single = try await Self.run(events, sizes: [1], on: backend)
+        let batched = try await Self.run(events, sizes: [events.count], on: backend)
         #expect(single.snapshot == batched.snapshot)
         #expect(single.outputs == batched.outputs)
         #expect(single.badges == batched.badges)

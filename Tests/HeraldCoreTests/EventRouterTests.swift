@@ -2,10 +2,10 @@ import HeraldCore
 import HeraldPluginAPI
 import Testing
 
-@Suite("Router semantics through a real SQLite store")
+@Suite("Router semantics through a real store, SQLite and PostgreSQL")
 struct EventRouterTests {
-    @Test func messageNotifiesEveryMemberButTheSenderWithPreviewAndBadge() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func messageNotifiesEveryMemberButTheSenderWithPreviewAndBadge(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob", "carol"], body: "hi"))
         let notifications = outputs.compactMap(\.notification)
         #expect(notifications.map(\.recipient) == ["bob", "carol"])
@@ -15,8 +15,8 @@ struct EventRouterTests {
         #expect(try harness.badge("alice").unread == 0)
     }
 
-    @Test func badgesAreQueuedOncePerUserPerCommitWithTheLatestCount() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func badgesAreQueuedOncePerUserPerCommitWithTheLatestCount(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                                           message("c2", "m2", from: "carol", to: ["bob", "dave"], at: 2000),
                                           read("bob", "c1", upTo: "m1"),
@@ -33,8 +33,8 @@ struct EventRouterTests {
         #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 2, chats: ["c2": 2]))
     }
 
-    @Test func duplicateMessageHasNoEffectAndIsCounted() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func duplicateMessageHasNoEffectAndIsCounted(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
         try harness.drain()
         let report = try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
@@ -43,8 +43,8 @@ struct EventRouterTests {
         #expect(try harness.badge("bob").unread == 1)
     }
 
-    @Test func readSendsReceiptsToSendersAndClearsTheReadersBadge() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func readSendsReceiptsToSendersAndClearsTheReadersBadge(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob", "carol"], at: 1000),
                           message("c1", "m2", from: "carol", to: ["bob", "alice"], at: 2000),
                           message("c1", "m3", from: "alice", to: ["bob", "carol"], at: 3000))
@@ -54,8 +54,8 @@ struct EventRouterTests {
         #expect(outputs.compactMap(\.badgeUpdate) == [BadgeUpdate(recipient: "bob", unread: 1, chats: ["c1": 1])])
     }
 
-    @Test func readPositionNeverMovesBack() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func readPositionNeverMovesBack(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                           message("c1", "m2", from: "alice", to: ["bob"], at: 2000),
                           read("bob", "c1", upTo: "m2"))
@@ -64,23 +64,23 @@ struct EventRouterTests {
         #expect(try harness.badge("bob").unread == 0)
     }
 
-    @Test func lateMessageAtOrBeforeTheReadPositionCountsAsRead() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func lateMessageAtOrBeforeTheReadPositionCountsAsRead(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m5", from: "alice", to: ["bob"], at: 5000), read("bob", "c1", upTo: "m5"))
         let outputs = try harness.outputs(message("c1", "m3", from: "alice", to: ["bob"], at: 3000))
         #expect(outputs.isEmpty)
         #expect(try harness.badge("bob").unread == 0)
     }
 
-    @Test func messagesWithTheSameTimeAreOrderedById() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func messagesWithTheSameTimeAreOrderedById(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "b", from: "alice", to: ["bob"], at: 1000), read("bob", "c1", upTo: "b"))
         try harness.apply(message("c1", "a", from: "alice", to: ["bob"], at: 1000), message("c1", "c", from: "alice", to: ["bob"], at: 1000))
         #expect(try harness.badge("bob").unread == 1)  // only "c" is after (1000, "b")
     }
 
-    @Test func openChatGetsALiveMessageUntilClosedOrExpired() throws {
-        let harness = try RouterHarness(policy: RouterPolicy(presenceTTLMilliseconds: 60_000))
+    @Test(arguments: StoreBackend.allCases) func openChatGetsALiveMessageUntilClosedOrExpired(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend, policy: RouterPolicy(presenceTTLMilliseconds: 60_000))
         try harness.apply(.chatOpened(ChatFocus(user: "bob", chat: "c1")))
         let live = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"]))
         #expect(live.compactMap(\.live).map(\.recipient) == ["bob"])
@@ -96,16 +96,16 @@ struct EventRouterTests {
         #expect(closed.compactMap(\.notification).map(\.recipient) == ["bob"])
     }
 
-    @Test func declaredMembersWinOverRecipients() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func declaredMembersWinOverRecipients(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])))
         let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["mallory"]))
         #expect(outputs.compactMap(\.notification).map(\.recipient) == ["bob", "carol"])
         #expect(try harness.badge("mallory").unread == 0)
     }
 
-    @Test func chatCreatedAfterMessagesRecountsMembers() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func chatCreatedAfterMessagesRecountsMembers(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]), message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
         let outputs = try harness.outputs(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "carol"])))
         #expect(Set(outputs.compactMap(\.badgeUpdate)) == [
@@ -113,8 +113,8 @@ struct EventRouterTests {
         ])
     }
 
-    @Test func readBeforeItsMessageResolvesWhenTheMessageArrives() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func readBeforeItsMessageResolvesWhenTheMessageArrives(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(read("bob", "c1", upTo: "m2"))
         let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                                           message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
@@ -122,10 +122,10 @@ struct EventRouterTests {
         #expect(outputs.compactMap(\.receipt).map(\.recipient).contains("alice"))
     }
 
-    @Test func readBeforeItsMessageResolvesAfterTheWriterHadSeenNoPendingReads() throws {
+    @Test(arguments: StoreBackend.allCases) func readBeforeItsMessageResolvesAfterTheWriterHadSeenNoPendingReads(_ backend: StoreBackend) async throws {
         // The writer remembers which chats have reads waiting; a read queued after it learned "none"
         // must still be found when its message arrives.
-        let harness = try RouterHarness()
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c2", "x1", from: "alice", to: ["bob"], at: 500))
         try harness.apply(read("bob", "c1", upTo: "m1"))
         try harness.apply(message("c2", "x2", from: "alice", to: ["bob"], at: 600))
@@ -134,16 +134,16 @@ struct EventRouterTests {
         #expect(outputs.compactMap(\.receipt).map(\.recipient) == ["alice"])
     }
 
-    @Test func previewIsCutTo120CharactersWithAnEllipsis() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func previewIsCutTo120CharactersWithAnEllipsis(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         let body = String(repeating: "é", count: 300)
         let preview = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], body: body)).compactMap(\.notification)[0].preview
         #expect(preview.count == 120)
         #expect(preview.hasSuffix("…"))
     }
 
-    @Test func rejectedRecordGoesToTheDeadLetterQueueAndTheRestOfTheBatchApplies() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func rejectedRecordGoesToTheDeadLetterQueueAndTheRestOfTheBatchApplies(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         let bad = SourceRecord(provenance: Provenance(adapter: "a", origin: "o", rawSize: 3, receivedAt: harness.clock.now()),
                                outcome: .rejected(Rejection(.malformedJSON, "nope")), raw: Array("{{{".utf8))
         let report = try harness.router.commit([bad, harness.record(message("c1", "m1", from: "alice", to: ["bob"]))])
@@ -154,9 +154,9 @@ struct EventRouterTests {
         #expect(try harness.badge("bob").unread == 1)
     }
 
-    @Test func replyingMarksTheChatReadForTheSenderAndSendsReceipts() throws {
+    @Test(arguments: StoreBackend.allCases) func replyingMarksTheChatReadForTheSenderAndSendsReceipts(_ backend: StoreBackend) async throws {
         // alice writes m1, carol replies m2: carol has seen m1, so it is not unread for her.
-        let harness = try RouterHarness()
+        let harness = try await RouterHarness(backend)
         try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])),
                           message("c1", "m1", from: "alice", at: 1000))
         let outputs = try harness.outputs(message("c1", "m2", from: "carol", at: 2000))
@@ -169,8 +169,8 @@ struct EventRouterTests {
         #expect(outputs.compactMap(\.badgeUpdate).map(\.recipient).sorted() == ["alice", "bob", "carol"])
     }
 
-    @Test func aLateOwnMessageNeverMovesTheSendersPositionBack() throws {
-        let harness = try RouterHarness()
+    @Test(arguments: StoreBackend.allCases) func aLateOwnMessageNeverMovesTheSendersPositionBack(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
         try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                           message("c1", "m5", from: "alice", to: ["bob"], at: 5000),
                           read("bob", "c1", upTo: "m5"))

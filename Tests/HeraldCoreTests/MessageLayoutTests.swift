@@ -37,7 +37,7 @@ struct MessageLayoutTests {
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'") ?? ""
         }
         #expect(!layout.contains("WITHOUT ROWID"))
-        #expect(try store.modelSnapshot().filter { $0.contains("\"m\"") }.count == 3)
+        #expect(try store.modelSnapshot().filter { $0.hasPrefix("m|") }.count == 3)
         #expect(try store.containsMessage(chat: "c1", id: "m2"))
         #expect(try store.recentMessages(chat: "c1", limit: 5).map(\.id) == ["m2", "m1"])
         #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
@@ -58,8 +58,8 @@ struct MessageLayoutTests {
     }
 
     @Test("the busiest chats count only messages received since the given time, newest first when capped")
-    func busiestChatsSince() throws {
-        let harness = try RouterHarness()
+    func busiestChatsSince() async throws {
+        let harness = try await RouterHarness()
         try harness.apply(message("old", "o1", from: "alice"), message("old", "o2", from: "alice"), message("old", "o3", from: "alice"))
         harness.clock.advance(milliseconds: 70_000)
         let since = harness.clock.now().adding(milliseconds: -60_000)
@@ -67,15 +67,15 @@ struct MessageLayoutTests {
         harness.clock.advance(milliseconds: 1_000)
         try harness.apply(message("c", "c1", from: "alice"))
 
-        let top = try harness.store.busiestChats(since: since, limit: 5)
+        let top = try harness.sqlite.busiestChats(since: since, limit: 5)
         #expect(top.map(\.chat) == ["b", "a", "c"])
         #expect(top.map(\.count) == [2, 1, 1])
-        #expect(try harness.store.busiestChats(since: since, limit: 1).map(\.chat) == ["b"])
+        #expect(try harness.sqlite.busiestChats(since: since, limit: 1).map(\.chat) == ["b"])
         // Capped to the newest two messages: b2 and c1.
-        #expect(try harness.store.busiestChats(since: since, limit: 5, scanLimit: 2).map(\.chat) == ["b", "c"])
+        #expect(try harness.sqlite.busiestChats(since: since, limit: 5, scanLimit: 2).map(\.chat) == ["b", "c"])
         // Nothing since a time after the last message; everything since the start.
-        #expect(try harness.store.busiestChats(since: harness.clock.now().adding(milliseconds: 1), limit: 5).isEmpty)
-        #expect(try harness.store.busiestChats(since: Timestamp(milliseconds: 0), limit: 1).first?.count == 3)
+        #expect(try harness.sqlite.busiestChats(since: harness.clock.now().adding(milliseconds: 1), limit: 5).isEmpty)
+        #expect(try harness.sqlite.busiestChats(since: Timestamp(milliseconds: 0), limit: 1).first?.count == 3)
     }
 
     @Test("a new store and an up-to-date one announce no migration")
@@ -88,8 +88,8 @@ struct MessageLayoutTests {
     }
 
     @Test("the busiest chats of an empty store are none")
-    func busiestChatsOfEmptyStore() throws {
-        let harness = try RouterHarness()
-        #expect(try harness.store.busiestChats(since: Timestamp(milliseconds: 0), limit: 5).isEmpty)
+    func busiestChatsOfEmptyStore() async throws {
+        let harness = try await RouterHarness()
+        #expect(try harness.sqlite.busiestChats(since: Timestamp(milliseconds: 0), limit: 5).isEmpty)
     }
 }

@@ -34,8 +34,8 @@ struct OrderIndependenceTests {
     }
 
     /// Applies `events` one commit at a time (as separate MQTT bursts would) to a fresh store.
-    static func state(after events: [ChatEvent]) throws -> (snapshot: [String], harness: RouterHarness) {
-        let harness = try RouterHarness()
+    static func state(after events: [ChatEvent], on backend: StoreBackend) async throws -> (snapshot: [String], harness: RouterHarness) {
+        let harness = try await RouterHarness(backend)
         var lastBadge: [UserID: BadgeUpdate] = [:]
         for chunk in stride(from: 0, to: events.count, by: 3) {
             _ = try harness.router.commit(events[chunk..<min(chunk + 3, events.count)].map(harness.record))
@@ -48,14 +48,14 @@ struct OrderIndependenceTests {
         return (try harness.store.modelSnapshot(), harness)
     }
 
-    @Test func anyPermutationLeavesTheSameStateAndBadgesEqualARecount() async throws {
-        await propertyCheck(count: 60, input: Gen.int(in: 0...100_000).array(of: 1...40), Gen.int(in: 0...Int.max)) { codes, seed in
+    @Test(arguments: StoreBackend.allCases) func anyPermutationLeavesTheSameStateAndBadgesEqualARecount(_ backend: StoreBackend) async throws {
+        await propertyCheck(count: backend.propertyRuns, input: Gen.int(in: 0...100_000).array(of: 1...40), Gen.int(in: 0...Int.max)) { codes, seed in
             do {
                 let events = codes.map(Self.event)
                 var generator = SplitMix64(seed: UInt64(seed))
                 let shuffled = events.shuffled(using: &generator)
-                let (expected, first) = try Self.state(after: events)
-                let (actual, second) = try Self.state(after: shuffled)
+                let (expected, first) = try await Self.state(after: events, on: backend)
+                let (actual, second) = try await Self.state(after: shuffled, on: backend)
                 #expect(expected == actual)
                 for harness in [first, second] {
                     for row in try harness.store.unreadAgainstRecount() {

@@ -1,5 +1,7 @@
 import Foundation
 import HeraldCore
+import HeraldPostgres
+import Testing
 import HeraldPluginAPI
 import HeraldTestKit
 import Metrics
@@ -12,21 +14,45 @@ final class ManualClock: WallClock {
     func advance(milliseconds: Int64) { current.withLock { $0 = $0.adding(milliseconds: milliseconds) } }
 }
 
-/// A router over a real SQLite file in a temporary directory, with every output routed to one sink.
+/// The store backends every router and store test runs against.
+enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
+    case sqlite
+    case postgres
+
+    var testDescription: String { rawValue }
+
+    /// A new, empty store: a SQLite file in `directory`, or a new database on the test process's
+    /// PostgreSQL cluster.
+    func makeStore(in directory: TemporaryDirectory) async throws -> any ChatStoreInspection {
+        switch self {
+        case .sqlite:
+            return try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
+        case .postgres:
+            let cluster = try await PostgresCluster.shared()
+            return try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()),
+                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        }
+    }
+}
+
+/// A router over a real store (a SQLite file or a PostgreSQL database), with every output routed to one sink.
 struct RouterHarness {
     let directory: TemporaryDirectory
-    let store: SQLiteChatStore
+    let store: any ChatStoreInspection
     let router: EventRouter
     let clock = ManualClock()
 
-    init(policy: RouterPolicy = RouterPolicy()) throws {
+    init(_ backend: StoreBackend = .sqlite, policy: RouterPolicy = RouterPolicy()) async throws {
         directory = try TemporaryDirectory()
-        store = try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
+        store = try await backend.makeStore(in: directory)
         router = EventRouter(store: store, policy: policy,
                              routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]), clock: clock,
                              metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
                              logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
     }
+
+    /// The store, for SQLite-only tests.
+    var sqlite: SQLiteChatStore { store as! SQLiteChatStore }
 
     func record(_ event: ChatEvent) -> SourceRecord {
         SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: clock.now()), outcome: .event(event), raw: [])
@@ -69,4 +95,9 @@ extension Output {
     var live: LiveMessage? { if case .liveMessage(let value) = self { value } else { nil } }
     var receipt: ReadReceipt? { if case .readReceipt(let value) = self { value } else { nil } }
     var badgeUpdate: BadgeUpdate? { if case .badge(let value) = self { value } else { nil } }
+}
+
+extension StoreBackend {
+    /// Runs of a property test: each run creates stores, and a PostgreSQL database takes longer to make.
+    var propertyRuns: Int { self == .sqlite ? 60 : 20 }
 }

@@ -27,7 +27,7 @@ struct SQLiteChatStoreTests {
 
     @Test("under continuous commits, checkpoints let the write-ahead log start over instead of growing")
     func logStartsOverUnderLoad() async throws {
-        let harness = try RouterHarness()
+        let harness = try await RouterHarness()
         let stop = Atomic(false)
         let (commits, continuation) = AsyncStream.makeStream(of: Int.self, bufferingPolicy: .bufferingNewest(1))
         let writerDone = DispatchSemaphore(value: 0)
@@ -44,13 +44,13 @@ struct SQLiteChatStoreTests {
             writerDone.signal()
         }.start()
         var reports: [WALCheckpointReport] = []
-        let walPath = harness.store.path + "-wal"
+        let walPath = harness.sqlite.path + "-wal"
         let restartsBefore = try Self.walCheckpointSequence(walPath)
         var lastCheckpointAt = 0
-        let connection = try harness.store.openCheckpointConnection()
+        let connection = try harness.sqlite.openCheckpointConnection()
         for await count in commits where count >= lastCheckpointAt + 5 {
             // A few commits land between checkpoints; the writer goes on during each one.
-            reports.append(try await harness.store.checkpointWAL(using: connection, truncateAbovePages: .max))
+            reports.append(try await harness.sqlite.checkpointWAL(using: connection, truncateAbovePages: .max))
             lastCheckpointAt = count
             if reports.count == 30 { break }
         }
@@ -67,21 +67,21 @@ struct SQLiteChatStoreTests {
 
     @Test("a log past the limit is truncated to nothing")
     func logPastTheLimitIsTruncated() async throws {
-        let harness = try RouterHarness()
+        let harness = try await RouterHarness()
         for index in 0..<20 {
             try harness.apply(.messageReceived(MessageReceived(
                 chat: "c1", id: MessageID("m\(index)"), sender: "alice", recipients: ["bob"], body: "hello",
                 sentAt: Timestamp(milliseconds: Int64(index)))))
         }
-        let walPath = harness.store.path + "-wal"
+        let walPath = harness.sqlite.path + "-wal"
         #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int ?? 0 > 0)
-        let report = try await harness.store.checkpointWAL(using: harness.store.openCheckpointConnection(), truncateAbovePages: 1)
+        let report = try await harness.sqlite.checkpointWAL(using: harness.sqlite.openCheckpointConnection(), truncateAbovePages: 1)
         #expect(report.truncated && report.logFrames > 1)
         #expect(try FileManager.default.attributesOfItem(atPath: walPath)[.size] as? Int == 0)
         // The store goes on writing after the truncation.
         try harness.apply(.messageReceived(MessageReceived(
             chat: "c1", id: "m-after", sender: "alice", recipients: ["bob"], body: "hello", sentAt: Timestamp(milliseconds: 99))))
-        #expect(try harness.store.statistics().messages == 21)
+        #expect(try harness.sqlite.statistics().messages == 21)
     }
 
     /// `herald run` and a `herald dlq list` (or a test polling the store) may open a new store at the same

@@ -3,7 +3,7 @@ import GRDB
 public import HeraldPluginAPI
 
 /// The SQLite chat store: one file in WAL mode, one writer, readers that never block it.
-public final class SQLiteChatStore: ChatStore {
+public final class SQLiteChatStore: ChatStoreInspection {
     /// How hard SQLite syncs each commit.
     public enum Durability: String, Sendable, Codable, CaseIterable {
         /// fsync on every commit: survives power loss.
@@ -108,22 +108,29 @@ public final class SQLiteChatStore: ChatStore {
         }
     }
 
-    /// A canonical dump of the model tables (not the outbox or presence), for comparing stores.
+    /// The model tables as sorted lines (see ``ModelSnapshotLine``).
     public func modelSnapshot() throws -> [String] {
         try pool.read { db in
             var lines: [String] = []
-            let queries = [
-                "SELECT 'm', chat, id, sender, body, sent_at FROM messages ORDER BY chat, id",
-                "SELECT 'c', chat, declared FROM chats ORDER BY chat",
-                "SELECT 'cm', chat, user, declared, inferred FROM chat_members ORDER BY chat, user",
-                "SELECT 'r', user, chat, sent_at, message_id FROM read_positions ORDER BY user, chat",
-                "SELECT 'p', chat, message_id, user FROM pending_reads ORDER BY chat, message_id, user",
-                "SELECT 'u', user, chat, count FROM unread ORDER BY user, chat",
-            ]
-            for sql in queries {
-                for row in try Row.fetchAll(db, sql: sql) { lines.append(row.description) }
+            for row in try Row.fetchAll(db, sql: "SELECT chat, id, sender, body, sent_at FROM messages") {
+                lines.append(ModelSnapshotLine.message(chat: row[0], id: row[1], sender: row[2], body: row[3], sentAt: row[4]))
             }
-            return lines
+            for row in try Row.fetchAll(db, sql: "SELECT chat, declared FROM chats") {
+                lines.append(ModelSnapshotLine.chat(row[0], declared: row[1]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT chat, user, declared, inferred FROM chat_members") {
+                lines.append(ModelSnapshotLine.member(chat: row[0], user: row[1], declared: row[2], inferred: row[3]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT user, chat, sent_at, message_id FROM read_positions") {
+                lines.append(ModelSnapshotLine.readPosition(user: row[0], chat: row[1], sentAt: row[2], messageID: row[3]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT chat, message_id, user FROM pending_reads") {
+                lines.append(ModelSnapshotLine.pendingRead(chat: row[0], messageID: row[1], user: row[2]))
+            }
+            for row in try Row.fetchAll(db, sql: "SELECT user, chat, count FROM unread WHERE count <> 0") {
+                lines.append(ModelSnapshotLine.unread(user: row[0], chat: row[1], count: row[2]))
+            }
+            return lines.sorted()
         }
     }
 }

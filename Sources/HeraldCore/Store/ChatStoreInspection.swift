@@ -1,0 +1,31 @@
+public import HeraldPluginAPI
+
+/// What tests, benchmarks and store copies read to compare stores, in the same form for every backend.
+public protocol ChatStoreInspection: ChatStore {
+    /// The model tables (not the outbox or presence) as sorted lines, equal for equal models on any backend.
+    func modelSnapshot() throws -> [String]
+    /// Every (user, chat) unread counter that exists or should, next to a recount from stored messages.
+    func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]
+}
+
+/// The lines of ``ChatStoreInspection/modelSnapshot()``: one per row, fields separated by `|`.
+public enum ModelSnapshotLine {
+    /// A message.
+    public static func message(chat: String, id: String, sender: String, body: String, sentAt: Int64) -> String {
+        "m|\(chat)|\(id)|\(sender)|\(body)|\(sentAt)"
+    }
+    /// A chat and whether its membership was declared.
+    public static func chat(_ chat: String, declared: Bool) -> String { "c|\(chat)|\(declared)" }
+    /// A member's flags.
+    public static func member(chat: String, user: String, declared: Bool, inferred: Bool) -> String {
+        "cm|\(chat)|\(user)|\(declared)|\(inferred)"
+    }
+    /// A read position.
+    public static func readPosition(user: String, chat: String, sentAt: Int64, messageID: String) -> String {
+        "r|\(user)|\(chat)|\(sentAt)|\(messageID)"
+    }
+    /// A read waiting for its message.
+    public static func pendingRead(chat: String, messageID: String, user: String) -> String { "p|\(chat)|\(messageID)|\(user)" }
+    /// An unread counter (counters at 0 are left out).
+    public static func unread(user: String, chat: String, count: Int) -> String { "u|\(user)|\(chat)|\(count)" }
+}

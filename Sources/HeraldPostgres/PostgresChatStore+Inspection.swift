@@ -1,0 +1,59 @@
+public import HeraldCore
+public import HeraldPluginAPI
+import PostgresNIO
+
+extension PostgresChatStore: ChatStoreInspection {
+    /// The model tables as sorted lines (see ``ModelSnapshotLine``).
+    public func modelSnapshot() throws -> [String] {
+        try read { session in
+            var lines: [String] = []
+            for row in try session.query("SELECT chat, id, sender, body, sent_at FROM messages") {
+                let (chat, id, sender, body, sentAt) = try row.decode((String, String, String, String, Int64).self)
+                lines.append(ModelSnapshotLine.message(chat: chat, id: id, sender: sender, body: body, sentAt: sentAt))
+            }
+            for row in try session.query("SELECT chat, declared FROM chats") {
+                let (chat, declared) = try row.decode((String, Bool).self)
+                lines.append(ModelSnapshotLine.chat(chat, declared: declared))
+            }
+            for row in try session.query("SELECT chat, user_id, declared, inferred FROM chat_members") {
+                let (chat, user, declared, inferred) = try row.decode((String, String, Bool, Bool).self)
+                lines.append(ModelSnapshotLine.member(chat: chat, user: user, declared: declared, inferred: inferred))
+            }
+            for row in try session.query("SELECT user_id, chat, sent_at, message_id FROM read_positions") {
+                let (user, chat, sentAt, id) = try row.decode((String, String, Int64, String).self)
+                lines.append(ModelSnapshotLine.readPosition(user: user, chat: chat, sentAt: sentAt, messageID: id))
+            }
+            for row in try session.query("SELECT chat, message_id, user_id FROM pending_reads") {
+                let (chat, id, user) = try row.decode((String, String, String).self)
+                lines.append(ModelSnapshotLine.pendingRead(chat: chat, messageID: id, user: user))
+            }
+            for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE unread <> 0") {
+                let (user, chat, count) = try row.decode((String, String, Int).self)
+                lines.append(ModelSnapshotLine.unread(user: user, chat: chat, count: count))
+            }
+            return lines.sorted()
+        }
+    }
+
+    /// Every counter that exists or should, next to a recount from stored messages.
+    public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
+        try read { session in
+            try session.query("""
+                WITH members AS (
+                    SELECT m.user_id, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
+                    WHERE (c.declared AND m.declared) OR (NOT c.declared AND m.inferred)),
+                pairs AS (SELECT user_id, chat FROM members UNION SELECT user_id, chat FROM unread_counters)
+                SELECT p.user_id, p.chat, coalesce((SELECT unread FROM unread_counters u WHERE u.user_id = p.user_id AND u.chat = p.chat), 0),
+                    CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user_id = p.user_id AND x.chat = p.chat) THEN
+                        (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user_id = p.user_id AND r.chat = p.chat
+                         WHERE m.chat = p.chat AND m.sender <> p.user_id
+                           AND (r.user_id IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))::int
+                    ELSE 0 END
+                FROM pairs p
+                """).map { row in
+                let (user, chat, stored, recounted) = try row.decode((String, String, Int, Int).self)
+                return (UserID(user), ChatID(chat), stored, recounted)
+            }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+public import HeraldCore
+public import HeraldPluginAPI
+import NIOCore
+import PostgresNIO
+
+extension PostgresChatStore {
+    /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
+    public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
+        try read { session in
+            try session.query("""
+                SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox
+                WHERE sink = \(sink) AND seq > \(after) ORDER BY seq LIMIT \(limit)
+                """).map { row in
+                let (sequence, recipient, kindName, payload, createdAt, attempts) = try row.decode((Int64, String, String, ByteBuffer, Int64, Int).self)
+                guard let kind = OutputKind(rawValue: kindName) else {
+                    throw PostgresStoreError.statement("outbox row \(sequence) has unknown kind \(kindName)")
+                }
+                return OutboxEnvelope(sequence: sequence, recipient: UserID(recipient), kind: kind, payload: Array(buffer: payload),
+                                      createdAt: Timestamp(milliseconds: createdAt), attempts: attempts)
+            }
+        }
+    }
+
+    /// Removes `sink`'s entries up to and including `sequence`.
+    public func removeOutputs(sink: String, through sequence: Int64) throws {
+        try read { session in try session.execute("DELETE FROM outbox WHERE sink = \(sink) AND seq <= \(sequence)") }
+    }
+
+    /// Counts a failed attempt for the entries.
+    public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
+        guard !sequences.isEmpty else { return }
+        try read { session in
+            try session.execute("UPDATE outbox SET attempts = attempts + 1 WHERE sink = \(sink) AND seq = ANY(\(sequences))")
+        }
+    }
+
+    /// Undelivered entries per sink (sinks with none are left out).
+    public func outboxDepth() throws -> [String: Int] {
+        try read { session in
+            var depth: [String: Int] = [:]
+            for row in try session.query("SELECT sink, count(*) FROM outbox GROUP BY sink") {
+                let (sink, count) = try row.decode((String, Int).self)
+                depth[sink] = count
+            }
+            return depth
+        }
+    }
+
+    /// Dead-lettered inputs, oldest first.
+    public func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter] {
+        try read { session in
+            try session.query("""
+                SELECT id, adapter, origin, reason, detail, raw, raw_size, received_at, replayed_at FROM dead_letters
+                WHERE \(includeReplayed) OR replayed_at IS NULL ORDER BY id LIMIT \(limit)
+                """).map { row in
+                let (id, adapter, origin, reason, detail, raw, rawSize, receivedAt, replayedAt) =
+                    try row.decode((Int64, String, String, String, String, ByteBuffer, Int, Int64, Int64?).self)
+                return DeadLetter(id: id, rejection: Rejection(RejectionReason(rawValue: reason) ?? .malformedJSON, detail),
+                                  provenance: Provenance(adapter: adapter, origin: origin, rawSize: rawSize,
+                                                         receivedAt: Timestamp(milliseconds: receivedAt)),
+                                  raw: Array(buffer: raw), replayedAt: replayedAt.map { Timestamp(milliseconds: $0) })
+            }
+        }
+    }
+
+    /// Marks a dead-lettered input as replayed successfully.
+    public func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
+        try read { session in try session.execute("UPDATE dead_letters SET replayed_at = \(time.milliseconds) WHERE id = \(id)") }
+    }
+
+    /// A source's committed checkpoint.
+    public func checkpoint(source: String, key: String) throws -> String? {
+        try read { session in
+            try session.query("SELECT value FROM source_checkpoints WHERE source = \(source) AND key = \(key)")
+                .map { try $0.decode(String.self) }.first
+        }
+    }
+
+    /// Moves an undeliverable output to the dead-letter queue, in one transaction.
+    public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
+        let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
+        try read { session in
+            try session.query("""
+                WITH gone AS (DELETE FROM outbox WHERE sink = \(sink) AND seq = \(envelope.sequence) RETURNING seq)
+                INSERT INTO dead_letters (adapter, origin, reason, detail, raw, raw_size, received_at)
+                VALUES (\(sink), \(origin), \(rejection.reason.rawValue), \(rejection.detail), \(ByteBuffer(bytes: envelope.payload)),
+                        \(envelope.payload.count), \(time.milliseconds))
+                """)
+        }
+    }
+}

@@ -1,0 +1,86 @@
+public import HeraldCore
+public import HeraldPluginAPI
+public import Logging
+import NIOCore
+import PostgresNIO
+import Synchronization
+
+/// The PostgreSQL chat store: the same set-based transaction as the SQLite store's (a state slice in,
+/// a delta out), over postgres-nio. The router's writes go through one connection and take a small,
+/// fixed number of statements per batch whatever its size; reads (badges, outbox, status) go through
+/// another, so a sink never waits for a commit.
+public final class PostgresChatStore: ChatStore {
+    /// Where the store lives (without its password).
+    public let settings: PostgresStoreSettings
+    let writer: PostgresLink
+    let reader: PostgresLink
+    private let lastWrite = Atomic<Int>(0)
+
+    /// Connects, checks the schema and applies missing migrations (under an advisory lock).
+    /// `willMigrate` hears the migrations an existing store is about to get, before they run.
+    public init(settings: PostgresStoreSettings, logger: Logger, willMigrate: ([String]) -> Void = { _ in }) throws {
+        self.settings = settings
+        var quiet = logger
+        quiet.logLevel = max(logger.logLevel, .warning)
+        writer = PostgresLink(settings: settings, name: "writer", logger: quiet)
+        reader = PostgresLink(settings: settings, name: "reader", logger: quiet)
+        try writer.withConnection { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
+    }
+
+    deinit {
+        writer.close()
+        reader.close()
+    }
+
+    /// Statements the last write transaction sent, from BEGIN to COMMIT: a batch costs the same number
+    /// whatever its size.
+    public var statementsInLastWrite: Int { lastWrite.load(ordering: .relaxed) }
+
+    /// Runs `body` in one transaction on the writer connection.
+    public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
+        try writer.withConnection { session in
+            try session.query("BEGIN")
+            do {
+                let result = try body(PostgresTransaction(session: session))
+                try session.query("COMMIT")
+                lastWrite.store(session.statements, ordering: .relaxed)
+                return result
+            } catch {
+                _ = try? session.query("ROLLBACK")
+                if let error = error as? PostgresStoreError, error.isRetryable { throw StoreConflict(error.description) }
+                throw error
+            }
+        }
+    }
+
+    /// Runs `body` on the reader connection.
+    @discardableResult
+    func read<T>(_ body: (PostgresSession) throws -> T) throws -> T { try reader.withConnection(body) }
+
+    /// A user's badge from committed data.
+    public func badge(for user: UserID) throws -> BadgeUpdate {
+        try read { session in
+            var chats: [String: Int] = [:]
+            for row in try session.query("SELECT chat, unread FROM unread_counters WHERE user_id = \(user.rawValue) AND unread <> 0") {
+                let (chat, count) = try row.decode((String, Int).self)
+                chats[chat] = count
+            }
+            return BadgeUpdate(recipient: user, unread: chats.values.reduce(0, +), chats: chats)
+        }
+    }
+
+    /// Row counts of committed data.
+    public func statistics() throws -> StoreStatistics {
+        try read { session in
+            let rows = try session.query("""
+                SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL),
+                       (SELECT count(*) FROM outbox)
+                """)
+            for row in rows {
+                let (messages, letters, outbox) = try row.decode((Int, Int, Int).self)
+                return StoreStatistics(messages: messages, deadLetters: letters, outbox: outbox)
+            }
+            return StoreStatistics(messages: 0, deadLetters: 0, outbox: 0)
+        }
+    }
+}

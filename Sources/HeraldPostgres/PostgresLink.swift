@@ -1,0 +1,119 @@
+import Foundation
+import HeraldPluginAPI
+import Logging
+import NIOCore
+import NIOPosix
+import NIOSSL
+import PostgresNIO
+
+/// One PostgreSQL connection used by one caller at a time, opened on first use and opened again after
+/// it broke. Callers block on NIO futures: the store's interface is synchronous (the router commits
+/// on its source's own thread), so no Swift concurrency thread waits here on another.
+///
+/// `@unchecked Sendable`: `connection` is read and written only while `lock` is held.
+final class PostgresLink: @unchecked Sendable {
+    private let settings: PostgresStoreSettings
+    private let logger: Logger
+    private let group: any EventLoopGroup
+    private let lock = NSLock()
+    private var connection: PostgresConnection?
+    private let name: String
+
+    init(settings: PostgresStoreSettings, name: String, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+        self.settings = settings
+        self.name = name
+        self.logger = logger
+        self.group = group
+    }
+
+    /// Runs `body` with the connection held; a connection that broke meanwhile is replaced first.
+    func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+        lock.lock()
+        defer { lock.unlock() }
+        let session = PostgresSession(connection: try open(), logger: logger)
+        do {
+            return try body(session)
+        } catch {
+            if session.connection.isClosed { connection = nil }
+            throw error
+        }
+    }
+
+    /// Closes the connection.
+    func close() {
+        lock.lock()
+        defer { lock.unlock() }
+        try? connection?.close().wait()
+        connection = nil
+    }
+
+    private func open() throws -> PostgresConnection {
+        if let connection, !connection.isClosed { return connection }
+        var configuration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
+            database: settings.database, tls: try tls())
+        configuration.options.connectTimeout = .seconds(10)
+        do {
+            let opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
+            connection = opened
+            return opened
+        } catch {
+            throw PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
+        }
+    }
+
+    private func tls() throws -> PostgresConnection.Configuration.TLS {
+        guard settings.tls != .disable else { return .disable }
+        var tls = TLSConfiguration.makeClientConfiguration()
+        tls.minimumTLSVersion = .tlsv12
+        switch settings.tls {
+        case .disable: break
+        case .require: tls.certificateVerification = .none
+        case .verifyCA: tls.certificateVerification = .noHostnameVerification
+        case .verifyFull: tls.certificateVerification = .fullVerification
+        }
+        if let path = settings.rootCertificatePath { tls.trustRoots = .file(path) }
+        do {
+            return .require(try NIOSSLContext(configuration: tls))
+        } catch {
+            throw PostgresStoreError.unreachable(settings: settings, detail: "TLS setup failed: \(error)")
+        }
+    }
+}
+
+/// A held connection: runs statements, blocking, and counts them.
+struct PostgresSession {
+    let connection: PostgresConnection
+    let logger: Logger
+    private let counter = StatementCounter()
+
+    init(connection: PostgresConnection, logger: Logger) {
+        self.connection = connection
+        self.logger = logger
+    }
+
+    /// Statements sent through this session.
+    var statements: Int { counter.count }
+
+    /// Runs a statement and returns its rows.
+    @discardableResult
+    func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        counter.count += 1
+        do {
+            return try connection.query(query, logger: logger).wait()
+        } catch {
+            throw PostgresStoreError.statement(PostgresStoreError.describe(error))
+        }
+    }
+
+    /// Runs a statement and returns how many rows it changed.
+    @discardableResult
+    func execute(_ query: PostgresQuery) throws -> Int {
+        try self.query(query).metadata.rows ?? 0
+    }
+}
+
+/// Counts statements of one session (a class so a session value can count).
+final class StatementCounter {
+    var count = 0
+}

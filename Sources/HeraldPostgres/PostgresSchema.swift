@@ -1,0 +1,101 @@
+import PostgresNIO
+
+/// The PostgreSQL schema, in versioned migrations applied at start under an advisory lock, so several
+/// instances may start at once. Tables and columns are named for the people who query them; times
+/// are milliseconds since the Unix epoch (`bigint`), ids compare byte-wise (`COLLATE "C"`) as the
+/// router orders them.
+enum PostgresSchema {
+    /// The advisory lock key that serialises migrations ("herald" in ASCII).
+    static let migrationLock: Int64 = 0x68_65_72_61_6c_64
+
+    /// Migrations in order; never edit a shipped one, add a new one.
+    static let migrations: [(version: Int, name: String, sql: [String])] = [
+        (1, "chat model, outbox, dead letters, checkpoints", [
+            """
+            CREATE TABLE messages (
+                seq bigserial PRIMARY KEY,
+                chat text NOT NULL, id text COLLATE "C" NOT NULL, sender text NOT NULL, body text NOT NULL,
+                sent_at bigint NOT NULL, received_at bigint NOT NULL,
+                UNIQUE (chat, id))
+            """,
+            "CREATE INDEX messages_in_order ON messages (chat, sent_at, id) INCLUDE (sender)",
+            "CREATE TABLE chats (chat text PRIMARY KEY, declared boolean NOT NULL DEFAULT false)",
+            """
+            CREATE TABLE chat_members (
+                chat text NOT NULL, user_id text NOT NULL,
+                declared boolean NOT NULL DEFAULT false, inferred boolean NOT NULL DEFAULT false,
+                PRIMARY KEY (chat, user_id))
+            """,
+            """
+            CREATE TABLE read_positions (
+                chat text NOT NULL, user_id text NOT NULL, sent_at bigint NOT NULL, message_id text COLLATE "C" NOT NULL,
+                PRIMARY KEY (chat, user_id))
+            """,
+            """
+            CREATE TABLE pending_reads (
+                chat text NOT NULL, message_id text COLLATE "C" NOT NULL, user_id text NOT NULL, read_at bigint NOT NULL,
+                PRIMARY KEY (chat, message_id, user_id))
+            """,
+            """
+            CREATE TABLE unread_counters (
+                user_id text NOT NULL, chat text NOT NULL, unread integer NOT NULL,
+                PRIMARY KEY (user_id, chat))
+            """,
+            """
+            CREATE TABLE presence (
+                chat text NOT NULL, user_id text NOT NULL, until bigint NOT NULL,
+                PRIMARY KEY (chat, user_id))
+            """,
+            """
+            CREATE TABLE outbox (
+                seq bigserial PRIMARY KEY, sink text NOT NULL, recipient text NOT NULL, kind text NOT NULL,
+                payload bytea NOT NULL, created_at bigint NOT NULL, attempts integer NOT NULL DEFAULT 0)
+            """,
+            "CREATE INDEX outbox_by_sink ON outbox (sink, seq)",
+            """
+            CREATE TABLE dead_letters (
+                id bigserial PRIMARY KEY, adapter text NOT NULL, origin text NOT NULL, reason text NOT NULL,
+                detail text NOT NULL, raw bytea NOT NULL, raw_size integer NOT NULL, received_at bigint NOT NULL,
+                replayed_at bigint)
+            """,
+            """
+            CREATE TABLE source_checkpoints (
+                source text NOT NULL, key text NOT NULL, value text NOT NULL, updated_at bigint NOT NULL,
+                PRIMARY KEY (source, key))
+            """,
+        ]),
+    ]
+
+    /// The newest version this binary knows.
+    static var knownVersion: Int { migrations.last?.version ?? 0 }
+
+    /// Applies what is missing, holding the advisory lock; returns the names of the migrations applied
+    /// to a store that had some already (a new store's are not announced).
+    static func migrate(_ session: PostgresSession, willMigrate: ([String]) -> Void) throws {
+        try session.query("SELECT pg_advisory_lock(\(migrationLock))")
+        defer { _ = try? session.query("SELECT pg_advisory_unlock(\(migrationLock))") }
+        try session.query("""
+            CREATE TABLE IF NOT EXISTS herald_schema_migrations (
+                version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
+            """)
+        var applied: Set<Int> = []
+        for row in try session.query("SELECT version FROM herald_schema_migrations") {
+            applied.insert(try row.decode(Int.self))
+        }
+        if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
+        let pending = migrations.filter { !applied.contains($0.version) }
+        guard !pending.isEmpty else { return }
+        if !applied.isEmpty { willMigrate(pending.map(\.name)) }
+        for migration in pending {
+            try session.query("BEGIN")
+            do {
+                for statement in migration.sql { try session.query(PostgresQuery(unsafeSQL: statement)) }
+                try session.query("INSERT INTO herald_schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))")
+                try session.query("COMMIT")
+            } catch {
+                _ = try? session.query("ROLLBACK")
+                throw error
+            }
+        }
+    }
+}

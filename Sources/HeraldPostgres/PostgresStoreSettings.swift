@@ -1,0 +1,100 @@
+import Foundation
+public import HeraldPluginAPI
+
+/// Where a PostgreSQL chat store lives and how to reach it, from `store.url` and its companions.
+///
+/// The URL follows libpq's conventions, `postgres://USER@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE`,
+/// without a password: the password comes from a file or an environment variable, so that neither
+/// the configuration nor a log line ever holds it.
+public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible {
+    /// How the connection is encrypted and verified (libpq's `sslmode`).
+    public enum TLSMode: String, Sendable, Hashable, CaseIterable {
+        /// Plain TCP.
+        case disable
+        /// Encrypted, server certificate not verified.
+        case require
+        /// Encrypted, certificate chain verified, host name not.
+        case verifyCA = "verify-ca"
+        /// Encrypted, certificate chain and host name verified.
+        case verifyFull = "verify-full"
+    }
+
+    /// Server host.
+    public var host: String
+    /// Server port.
+    public var port: Int
+    /// Role to log in as.
+    public var user: String
+    /// Database name.
+    public var database: String
+    /// TLS mode: `verify-full` unless the URL says otherwise, or `disable` for a loopback host.
+    public var tls: TLSMode
+    /// A PEM file of CA certificates to verify the server against (the system's when `nil`).
+    public var rootCertificatePath: String?
+    /// The password, if any.
+    public var password: Secret?
+
+    /// The URL without any password: what logs, `herald check` and errors show.
+    public var description: String {
+        var text = "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
+        if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
+        return text
+    }
+
+    /// Parses a `postgres://` (or `postgresql://`) URL; `password` is looked up separately.
+    public init(url text: String, password: Secret? = nil) throws(PostgresSettingsError) {
+        guard let components = URLComponents(string: text), let scheme = components.scheme,
+              scheme == "postgres" || scheme == "postgresql" else {
+            throw PostgresSettingsError("store.url must look like postgres://USER@HOST:PORT/DATABASE, got \(Self.redacted(text))")
+        }
+        guard components.password == nil else {
+            throw PostgresSettingsError("store.url must not contain a password; use store.password_file or the environment variable named by store.password_env")
+        }
+        guard let host = components.host, !host.isEmpty else { throw PostgresSettingsError("store.url names no host") }
+        let database = String(components.path.drop(while: { $0 == "/" }))
+        guard !database.isEmpty else { throw PostgresSettingsError("store.url names no database (postgres://USER@HOST:PORT/DATABASE)") }
+        self.host = host
+        self.port = components.port ?? 5432
+        self.user = components.user ?? "herald"
+        self.database = database
+        self.password = password
+        let query = Dictionary((components.queryItems ?? []).map { ($0.name, $0.value ?? "") }, uniquingKeysWith: { $1 })
+        if let mode = query["sslmode"] {
+            guard let parsed = TLSMode(rawValue: mode) else {
+                throw PostgresSettingsError("store.url: sslmode must be one of \(TLSMode.allCases.map(\.rawValue).joined(separator: ", ")), got \(mode)")
+            }
+            tls = parsed
+        } else {
+            tls = Self.isLoopback(host) ? .disable : .verifyFull
+        }
+        rootCertificatePath = query["sslrootcert"]
+        for name in query.keys where !["sslmode", "sslrootcert"].contains(name) {
+            throw PostgresSettingsError("store.url: unknown parameter \(name) (known: sslmode, sslrootcert)")
+        }
+    }
+
+    static func isLoopback(_ host: String) -> Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+
+    /// `text` with anything between `://` and `@` reduced to the user name.
+    static func redacted(_ text: String) -> String {
+        guard let start = text.range(of: "://"), let at = text.range(of: "@", range: start.upperBound..<text.endIndex) else { return text }
+        let credentials = text[start.upperBound..<at.lowerBound]
+        let user = credentials.split(separator: ":", maxSplits: 1).first.map(String.init) ?? ""
+        return text.replacingCharacters(in: start.upperBound..<at.lowerBound, with: user + (credentials.contains(":") ? ":***" : ""))
+    }
+}
+
+/// A PostgreSQL store setting is wrong; the text names the key and the fix.
+public struct PostgresSettingsError: Error, Hashable, Sendable, CustomStringConvertible {
+    /// What is wrong.
+    public var description: String
+
+    /// Creates the error.
+    public init(_ description: String) { self.description = description }
+}
+
+extension PostgresStoreSettings {
+    /// The environment variable the password is read from unless `store.password_env` names another
+    /// (libpq's own).
+    public static let defaultPasswordEnvironment = "PGPASSWORD"
+}

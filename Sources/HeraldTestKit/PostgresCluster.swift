@@ -1,0 +1,126 @@
+import Foundation
+import Synchronization
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A real PostgreSQL server on 127.0.0.1 and a free port, in a temporary directory, for tests and
+/// benchmarks. `initdb` refuses to run as root, so as root the server runs as the `postgres` system
+/// user (Debian's `postgresql` package creates it). A watchdog shell stops the server when the
+/// process that started it exits, however it exits, so no test run leaves a server behind.
+///
+/// Each test takes its own database (``createDatabase()``), so tests share one server per process
+/// (``shared()``) and still never see each other's rows.
+public final class PostgresCluster: Sendable {
+    /// The listening port.
+    public let port: Int
+    /// The role every database belongs to (trust authentication on loopback).
+    public let user = "herald"
+    private let directory: TemporaryDirectory
+    private let server: ChildProcess
+    private let databases = Atomic<Int>(0)
+
+    /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
+    public init(durable: Bool = false) async throws {
+        let binaries = try Self.binaries()
+        directory = try TemporaryDirectory(prefix: "herald-postgres")
+        port = try Loopback.freePort()
+        let data = directory.path("data")
+        let runAs = Self.runAsPrefix()
+        if !runAs.isEmpty { try Self.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
+        let initdb = runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
+        try Self.run(initdb[0], Array(initdb.dropFirst()))
+        let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1"]
+            + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
+        let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings).map(Self.quoted).joined(separator: " ")
+        // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once
+        // the test process is gone or the server exits.
+        let script = """
+            \(command) & server=$!
+            while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done
+            kill -INT $server 2>/dev/null; wait $server
+            """
+        server = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], logPath: directory.path("server.log"))
+        let port = port
+        let server = server
+        try await eventually("PostgreSQL to accept connections on \(port)", timeout: .seconds(60)) {
+            guard server.isRunning else { throw TestKitError("PostgreSQL exited: \(server.output)") }
+            return Loopback.isListening(port: port)
+        }
+        try await eventually("PostgreSQL to finish starting", timeout: .seconds(60)) {
+            (try? self.psql(database: "postgres", "SELECT 1")) != nil
+        }
+    }
+
+    /// One cluster per test process, started on first use.
+    public static func shared() async throws -> PostgresCluster {
+        let task = sharedCluster.withLock { current in
+            if let current { return current }
+            let started = Task { try await PostgresCluster() }
+            current = started
+            return started
+        }
+        return try await task.value
+    }
+
+    private static let sharedCluster = Mutex<Task<PostgresCluster, any Error>?>(nil)
+
+    /// Creates a new, empty database; returns its URL (`postgres://herald@127.0.0.1:PORT/NAME`).
+    public func createDatabase() throws -> String {
+        let name = "herald_\(getpid())_\(databases.add(1, ordering: .relaxed).newValue)"
+        try psql(database: "postgres", "CREATE DATABASE \(name)")
+        return url(database: name)
+    }
+
+    /// The URL of a database on this cluster.
+    public func url(database: String) -> String { "postgres://\(user)@127.0.0.1:\(port)/\(database)" }
+
+    /// Runs SQL with `psql` and returns its unaligned output.
+    @discardableResult
+    public func psql(database: String, _ sql: String) throws -> String {
+        try Self.run("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
+                                       "-U", user, "-d", database, "-c", sql])
+    }
+
+    /// The server's log.
+    public var log: String { server.output }
+
+    deinit { server.signal(SIGTERM) }
+
+    /// Where the server binaries are: Debian's newest installed major version.
+    static func binaries() throws -> String {
+        let root = "/usr/lib/postgresql"
+        let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
+        guard let newest = versions.last, FileManager.default.isExecutableFile(atPath: "\(root)/\(newest)/bin/initdb") else {
+            throw TestKitError("PostgreSQL server binaries not found under \(root): install Debian's postgresql package (make test-deps does)")
+        }
+        return "\(root)/\(newest)/bin"
+    }
+
+    /// As root, commands run as the `postgres` user.
+    static func runAsPrefix() -> [String] {
+        geteuid() == 0 ? ["/usr/bin/setpriv", "--reuid=postgres", "--regid=postgres", "--init-groups", "--"] : []
+    }
+
+    static func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
+
+    /// Runs a command to completion; throws with its output when it fails.
+    @discardableResult
+    static func run(_ executable: String, _ arguments: [String]) throws -> String {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
+        let pipe = Pipe()
+        process.standardOutput = pipe
+        process.standardError = pipe
+        try process.run()
+        let output = String(decoding: pipe.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestKitError("\(executable) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(output)")
+        }
+        return output
+    }
+}

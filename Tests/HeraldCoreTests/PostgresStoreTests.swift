@@ -1,0 +1,82 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldPostgres
+import HeraldTestKit
+import Logging
+import Testing
+
+@Suite("PostgreSQL store: statements, settings and failures")
+struct PostgresStoreTests {
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    @Test func aBatchOfOneAndABatchOfFiveThousandSendTheSameNumberOfStatements() async throws {
+        let harness = try await RouterHarness(.postgres)
+        let store = try #require(harness.store as? PostgresChatStore)
+        func mixedBatch(_ count: Int, prefix: String) -> [ChatEvent] {
+            (0..<count).map { index in
+                let chat = ChatID("\(prefix)-c\(index % 50)")
+                return index % 5 == 4
+                    ? read(UserID("u\(index % 7)"), chat, upTo: MessageID("\(prefix)-m\(index - 1)"))
+                    : message(chat, MessageID("\(prefix)-m\(index)"), from: UserID("u\(index % 7)"), to: [UserID("u\((index + 1) % 7)")],
+                              at: Int64(1000 + index))
+            }
+        }
+        // A first batch creates the chats; the measured ones then touch the same kinds of rows.
+        _ = try harness.router.commit(mixedBatch(10, prefix: "warm").map(harness.record))
+        _ = try harness.router.commit(mixedBatch(5, prefix: "one").map(harness.record))
+        let small = store.statementsInLastWrite
+        _ = try harness.router.commit(mixedBatch(5_000, prefix: "many").map(harness.record))
+        let large = store.statementsInLastWrite
+        #expect(small > 0)
+        #expect(large == small, "statements for 5 events: \(small), for 5,000: \(large)")
+        #expect(try store.statistics().messages == 8 + 4 + 4_000)
+    }
+
+    @Test func theURLHoldsNoPasswordAndSaysHowTLSIsVerified() throws {
+        let remote = try PostgresStoreSettings(url: "postgres://herald@db.example.com/chats", password: Secret("s3cret"))
+        #expect(remote.tls == .verifyFull)
+        #expect(remote.port == 5432)
+        #expect(!remote.description.contains("s3cret"))
+        let local = try PostgresStoreSettings(url: "postgresql://herald@127.0.0.1:6543/chats")
+        #expect(local.tls == .disable && local.port == 6543)
+        #expect(try PostgresStoreSettings(url: "postgres://h@db/chats?sslmode=verify-ca&sslrootcert=/etc/ca.pem").rootCertificatePath == "/etc/ca.pem")
+        let refused = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://herald:hunter2@db/chats") }
+        #expect(refused?.description.contains("must not contain a password") == true)
+        #expect(refused?.description.contains("hunter2") == false)
+        #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://herald@db/chats?sslmode=maybe") }
+        #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "mysql://herald@db/chats") }
+    }
+
+    @Test func anUnreachableServerIsOneClearLine() throws {
+        let port = try Loopback.freePort()
+        let settings = try PostgresStoreSettings(url: "postgres://herald@127.0.0.1:\(port)/chats", password: Secret("s3cret"))
+        let error = #expect(throws: PostgresStoreError.self) { try PostgresChatStore(settings: settings, logger: Self.logger) }
+        let text = error?.description ?? ""
+        #expect(text.hasPrefix("cannot connect to PostgreSQL at postgres://herald@127.0.0.1:\(port)/chats"))
+        #expect(!text.contains("s3cret") && !text.contains("\n"))
+    }
+
+    @Test func aSchemaNewerThanTheBinaryIsRefused() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        try cluster.psql(database: String(url.split(separator: "/").last ?? ""),
+                         "INSERT INTO herald_schema_migrations (version, name) VALUES (999, 'from the future')")
+        let error = #expect(throws: PostgresStoreError.self) { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
+        #expect(error?.description.contains("version 999") == true)
+    }
+
+    @Test func storesOpenedAtOnceMigrateOnce() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        try await withThrowingTaskGroup(of: Void.self) { group in
+            for _ in 0..<4 {
+                group.addTask { _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
+            }
+            try await group.waitForAll()
+        }
+        let versions = try cluster.psql(database: String(url.split(separator: "/").last ?? ""), "SELECT count(*) FROM herald_schema_migrations")
+        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == "1")
+    }
+}
