@@ -94,7 +94,7 @@ let package = Package(
         .executableTarget(
             name: "herald",
             dependencies: [
-                "HeraldCore", "HeraldAdapters", "HeraldAdmin",
+                "HeraldCore", "HeraldPostgres", "HeraldAdapters", "HeraldAdmin",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
@@ -195,7 +195,7 @@ let package = Package(
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
-                "HeraldCore", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
+                "HeraldCore", "HeraldPostgres", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Fixtures"],

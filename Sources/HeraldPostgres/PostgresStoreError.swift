@@ -1,3 +1,4 @@
+public import HeraldCore
 import PostgresNIO
 
 /// What went wrong with the PostgreSQL store, in one line an operator can act on.

@@ -46,6 +46,8 @@ public struct TestConfiguration: Sendable {
     public var sourceExtra = ""
     /// Extra top-level YAML.
     public var topLevelExtra = ""
+    /// A PostgreSQL store URL (`store.url`) instead of the SQLite file.
+    public var storeURL: String?
     /// Durability.
     public var durability = "normal"
     /// The writer's page cache in MiB (`store.cache_mib`), or Herald's default.
@@ -71,7 +73,7 @@ public struct TestConfiguration: Sendable {
     public var yaml: String {
         """
         store:
-          path: \(storePath)
+          path: \(storePath)\(storeURL.map { "\n  url: \($0)" } ?? "")
           durability: \(durability)\(cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")
         outbox:
           drain_timeout_s: 3

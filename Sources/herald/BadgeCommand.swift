@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldPostgres
 import HeraldPluginAPI
 
 /// `herald badge USER`
@@ -16,7 +17,7 @@ struct BadgeCommand: AsyncParsableCommand {
 
     func run() async throws {
         let configuration = try config.load()
-        let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
+        let store = try configuration.store.open(logger: makeLogger(level: .notice))
         let badge = try store.badge(for: UserID(user))
         print(String(decoding: OutputWireFormat.encode(.badge(badge)), as: UTF8.self))
     }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import HeraldCore
+import HeraldPostgres
 
 /// `herald check`
 struct CheckCommand: AsyncParsableCommand {
@@ -19,7 +20,7 @@ struct CheckCommand: AsyncParsableCommand {
         let sources = configuration.sources.map { "\($0.name) (\($0.type))" }.joined(separator: ", ")
         let sinks = configuration.sinks.map { "\($0.name) (\($0.type))" }.joined(separator: ", ")
         print("\(config.path): OK")
-        print("  store:   \(configuration.store.path) (durability \(configuration.store.durability.rawValue), cache \(configuration.store.cacheMiB) MiB)")
+        print("  store:   \(configuration.store.summary)")
         print("  sources: \(sources.isEmpty ? "none" : sources)")
         print("  sinks:   \(sinks.isEmpty ? "none" : sinks)")
     }

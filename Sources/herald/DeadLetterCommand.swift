@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import HeraldCore
+import HeraldPostgres
 import HeraldPluginAPI
 import Metrics
 
@@ -22,7 +23,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
 
         func run() async throws {
             let configuration = try config.load()
-            let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
+            let store = try configuration.store.open(logger: makeLogger(level: .notice))
             let letters = try store.deadLetters(limit: limit, includeReplayed: all)
             if letters.isEmpty, !json { print("The dead-letter queue is empty.") }
             for letter in letters {
@@ -57,7 +58,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
         func run() async throws {
             let configuration = try config.load()
             let logger = makeLogger(level: .warning)
-            let store = try configuration.store.openStore(logger: makeLogger(level: .notice))
+            let store = try configuration.store.open(logger: makeLogger(level: .notice))
             var sinkAccepts: [(name: String, accepts: Set<OutputKind>)] = []
             for section in configuration.sinks { sinkAccepts.append((section.name, try section.settings.makeSink(name: section.name).accepts)) }
             let router = EventRouter(store: store, policy: configuration.router.policy, routing: OutputRouting(sinkAccepts: sinkAccepts),

@@ -1,6 +1,7 @@
 import ArgumentParser
 import HeraldAdmin
 import HeraldCore
+import HeraldPostgres
 import HeraldPluginAPI
 import Prometheus
 
@@ -23,7 +24,8 @@ struct RunCommand: AsyncParsableCommand {
         let configuration = try config.load()
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
         let registry = PrometheusCollectorRegistry()
-        let gateway = Gateway(configuration: configuration, logger: logger, metrics: PrometheusMetricsFactory(registry: registry)) { parts in
+        let gateway = Gateway(configuration: configuration, logger: logger, metrics: PrometheusMetricsFactory(registry: registry),
+                              openStore: { section, logger in try section.open(logger: logger) }) { parts in
             parts.configuration.admin.enabled ? [try AdminServer(parts: parts, registry: registry)] : []
         }
         try await gateway.run()

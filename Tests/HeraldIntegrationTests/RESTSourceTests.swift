@@ -97,6 +97,8 @@ struct RESTSourceTests {
         let before = try server.log("requests").count
         try world.start()
         try await world.waitForMessages(80)
+        // The first run may have stored all 80 before the kill: wait for the restart's first request.
+        try await eventually("the restarted gateway's first request") { try server.log("requests").count > before }
         let resumed = try server.log("requests")[before]["path"] as? String
         #expect(resumed == "/events?cursor=\(cursor)")
         #expect(try world.metric("herald_events_duplicate_total") == 0)

@@ -11,6 +11,10 @@ public enum ConfigurationSchema {
             AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode)"),
             AdapterOption("durability", .choice(["full", "normal"]), default: "full", "full: fsync every commit; normal: survives kill -9"),
             AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "The writer's page cache, MiB (1…4096)"),
+            AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…]: PostgreSQL instead of path (no password here)"),
+            AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password"),
+            AdapterOption("password_env", .string, default: PostgresStoreSettings.defaultPasswordEnvironment,
+                          "Environment variable holding the PostgreSQL password when no password_file is set"),
         ],
         "router": [
             AdapterOption("presence_ttl_s", .number, default: "300", "How long chat.opened lasts without renewal"),

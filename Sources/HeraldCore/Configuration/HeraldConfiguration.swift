@@ -34,14 +34,20 @@ public struct HeraldConfiguration: Decodable, Sendable {
     }
 }
 
-/// `store:`
+/// `store:` — a SQLite file (`path`, the default) or a PostgreSQL database (`url`).
 public struct StoreSection: Decodable, Sendable {
     /// SQLite file path (directories are created).
     public var path: String = "var/herald.sqlite"
-    /// `full` (fsync every commit) or `normal` (survives process crashes, not power loss).
+    /// `full` (fsync every commit) or `normal` (survives process crashes, not power loss). SQLite only.
     public var durability: SQLiteChatStore.Durability = .full
-    /// The writer's page cache in MiB (SQLite `cache_size`); readers keep 2 MiB each.
+    /// The writer's page cache in MiB (SQLite `cache_size`); readers keep 2 MiB each. SQLite only.
     public var cacheMiB = SQLiteChatStore.defaultCacheMiB
+    /// `postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…]`: selects PostgreSQL instead of `path`.
+    public var url: String?
+    /// A file holding the PostgreSQL password (its first line).
+    public var passwordFile: String?
+    /// The environment variable holding the PostgreSQL password when no `password_file` is set.
+    public var passwordEnvironment = PostgresStoreSettings.defaultPasswordEnvironment
 
     init() {}
 
@@ -52,20 +58,55 @@ public struct StoreSection: Decodable, Sendable {
         durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
             ?? durability
         cacheMiB = try container.decodeIfPresent(Int.self, forKey: AnyCodingKey(stringValue: "cache_mib")) ?? cacheMiB
+        url = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "url"))
+        passwordFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_file"))
+        passwordEnvironment = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_env")) ?? passwordEnvironment
     }
 
-    /// Opens (creating if needed) the store this section describes, migrating it if it is older than this
+    /// Opens (creating if needed) the SQLite store at `path`, migrating it if it is older than this
     /// Herald; `logger` says so before a migration starts.
-    public func openStore(logger: Logger? = nil) throws -> SQLiteChatStore {
+    public func openSQLiteStore(logger: Logger? = nil) throws -> SQLiteChatStore {
         try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB) { pending in
             logger?.notice("Migrating the store; on a large store this takes a while (rewriting the messages table: about 10 s per million messages).",
                            metadata: ["path": "\(path)", "migrations": "\(pending.joined(separator: ", "))"])
         }
     }
 
+    /// The PostgreSQL settings when `url` is set, with the password from `password_file` or the
+    /// environment; `nil` for SQLite.
+    public func postgresSettings(environment: [String: String]) throws(ConfigurationError) -> PostgresStoreSettings? {
+        guard let url else { return nil }
+        var password: Secret?
+        if let passwordFile {
+            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+                throw ConfigurationError("cannot read \(passwordFile)", keyPath: "password_file")
+            }
+            password = Secret(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+        } else if let value = environment[passwordEnvironment] {
+            password = Secret(value)
+        }
+        do {
+            return try PostgresStoreSettings(url: url, password: password)
+        } catch {
+            throw ConfigurationError(error.description, keyPath: "url")
+        }
+    }
+
+    /// One line for `herald check`: where the store is, without secrets.
+    public var summary: String {
+        if let settings = try? postgresSettings(environment: [:]) { return "PostgreSQL \(settings)" }
+        return "SQLite \(path) (durability \(durability.rawValue), cache \(cacheMiB) MiB)"
+    }
+
     /// Checks the values decoding cannot.
     func validate() throws(ConfigurationError) {
         guard (1...4096).contains(cacheMiB) else { throw ConfigurationError("must be 1…4096", keyPath: "cache_mib") }
+        if url != nil {
+            // Offline: the URL's form and a readable password file; the server is reached by `herald run`.
+            _ = try postgresSettings(environment: [:])
+        } else if passwordFile != nil {
+            throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: "password_file")
+        }
     }
 }
 

@@ -15,10 +15,14 @@ public struct Gateway: Sendable {
     let metrics: any MetricsFactory
     let clock: any WallClock
     let extensions: @Sendable (GatewayParts) throws -> [any Service]
+    let openStore: @Sendable (StoreSection, Logger) throws -> any GatewayStore
 
-    /// Creates a gateway. `extensions` adds services built from the running parts (the admin API).
+    /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL);
+    /// `extensions` adds services built from the running parts (the admin API).
     public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock(),
+                openStore: @escaping @Sendable (StoreSection, Logger) throws -> any GatewayStore,
                 extensions: @escaping @Sendable (GatewayParts) throws -> [any Service] = { _ in [] }) {
+        self.openStore = openStore
         self.configuration = configuration
         self.logger = logger
         self.metrics = metrics
@@ -28,7 +32,7 @@ public struct Gateway: Sendable {
 
     /// Runs until a shutdown signal; returns after a graceful shutdown.
     public func run() async throws {
-        let store = try configuration.store.openStore(logger: logger)
+        let store = try openStore(configuration.store, logger)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
         let totals = IngestTotals()
@@ -39,9 +43,8 @@ public struct Gateway: Sendable {
             metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals, tap: tap)
         var health: [(name: String, health: SourceHealth)] = []
 
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: WALCheckpointer(store: store, logger: logger.with("component", "checkpointer"), metrics: metrics)),
-        ]
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = store.maintenanceServices(logger: logger, metrics: metrics)
+            .map { .init(service: $0) }
         for sink in sinks {
             let sinkLogger = logger.with("sink", sink.name)
             services.append(.init(service: AdapterService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
@@ -67,12 +70,9 @@ public struct Gateway: Sendable {
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger.with("component", "lifecycle"))
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(9)
         groupConfiguration.maximumCancellationDuration = .seconds(1)
-        let durability = (try? store.effectiveDurability()) ?? nil
-        logger.info("Herald starting.", metadata: [
-            "store": "\(configuration.store.path)", "sources": "\(configuration.sources.map(\.name))",
-            "sinks": "\(configuration.sinks.map(\.name))",
-            "durability": "\(durability?.rawValue ?? "unknown")", "cache_mib": "\(configuration.store.cacheMiB)",
-        ])
+        logger.info("Herald starting.", metadata: store.startupMetadata().merging([
+            "sources": "\(configuration.sources.map(\.name))", "sinks": "\(configuration.sinks.map(\.name))",
+        ]) { $1 })
         try await ServiceGroup(configuration: groupConfiguration).run()
         let summary = totals.snapshot()
         logger.info("Herald stopped.", metadata: [
@@ -96,7 +96,7 @@ public struct GatewayParts: Sendable {
     /// The validated configuration.
     public let configuration: HeraldConfiguration
     /// The chat store.
-    public let store: SQLiteChatStore
+    public let store: any GatewayStore
     /// Committed events for live tail clients.
     public let tap: EventTap
     /// Running totals.

@@ -133,7 +133,7 @@ extension SQLiteChatStore {
     /// Messages are stored in arrival order, and `received_at` is the writer's clock at commit, so it
     /// rises with the rowid: a bisection over rowids finds the first message at or after `since` in about
     /// a few dozen lookups, and only the messages after it are read, not the whole table.
-    public func busiestChats(since: Timestamp, limit: Int, scanLimit: Int64 = 100_000) throws -> [(chat: ChatID, count: Int)] {
+    public func busiestChats(since: Timestamp, limit: Int, scanLimit: Int64) throws -> [(chat: ChatID, count: Int)] {
         try pool.read { db in
             guard let newest = try Int64.fetchOne(db, sql: "SELECT max(rowid) FROM messages") else { return [] }
             let first = try Self.firstRowID(receivedAtOrAfter: since, below: newest, in: db)

@@ -1,0 +1,40 @@
+public import HeraldPluginAPI
+public import Logging
+public import CoreMetrics
+public import ServiceLifecycle
+
+/// A store the gateway runs on: the chat store, plus what the admin API, the start-up log and the
+/// service group need of it. SQLite and PostgreSQL both provide it.
+public protocol GatewayStore: ChatStoreInspection {
+    /// The newest `limit` messages of a chat, newest first.
+    func recentMessages(chat: ChatID, limit: Int) throws -> [MessageReceived]
+    /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty.
+    func oldestOutputAge(now: Timestamp) throws -> Int64?
+    /// Chats with the most messages received since `since`, busiest first (answers quickly on any store).
+    func busiestChats(since: Timestamp, limit: Int) throws -> [(chat: ChatID, count: Int)]
+    /// Every committed checkpoint of a source (`key: value`).
+    func checkpoints(source: String) throws -> [String: String]
+    /// Where the store is and how it runs, for the start-up log (no secrets).
+    func startupMetadata() -> Logger.Metadata
+    /// Long-running upkeep the store needs beside the gateway (SQLite's log checkpoints), if any.
+    func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service]
+}
+
+extension SQLiteChatStore: GatewayStore {
+    /// The chats with the most messages since `since`, among the newest 100,000.
+    public func busiestChats(since: Timestamp, limit: Int) throws -> [(chat: ChatID, count: Int)] {
+        try busiestChats(since: since, limit: limit, scanLimit: 100_000)
+    }
+
+    /// File, durability and cache.
+    public func startupMetadata() -> Logger.Metadata {
+        let durability = (try? effectiveDurability()) ?? nil
+        return ["store": "\(path)", "durability": "\(durability?.rawValue ?? "unknown")",
+                "cache_kib": "\((try? effectiveCacheKiB()) ?? 0)"]
+    }
+
+    /// The WAL checkpointer.
+    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service] {
+        [WALCheckpointer(store: self, logger: logger.with("component", "checkpointer"), metrics: metrics)]
+    }
+}

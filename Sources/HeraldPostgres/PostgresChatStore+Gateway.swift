@@ -1,0 +1,59 @@
+public import HeraldCore
+public import HeraldPluginAPI
+public import Logging
+public import CoreMetrics
+public import ServiceLifecycle
+import PostgresNIO
+
+extension PostgresChatStore: GatewayStore {
+    /// The newest `limit` messages of a chat, newest first.
+    public func recentMessages(chat: ChatID, limit: Int) throws -> [MessageReceived] {
+        try read { session in
+            try session.query("""
+                SELECT id, sender, body, sent_at FROM messages WHERE chat = \(chat.rawValue) ORDER BY sent_at DESC, id DESC LIMIT \(limit)
+                """).map { row in
+                let (id, sender, body, sentAt) = try row.decode((String, String, String, Int64).self)
+                return MessageReceived(chat: chat, id: MessageID(id), sender: UserID(sender), body: body, sentAt: Timestamp(milliseconds: sentAt))
+            }
+        }
+    }
+
+    /// Milliseconds since the oldest undelivered output was queued.
+    public func oldestOutputAge(now: Timestamp) throws -> Int64? {
+        try read { session in
+            try session.query("SELECT min(created_at) FROM outbox").map { try $0.decode(Int64?.self) }.first.flatMap { $0 }
+                .map { now.milliseconds - $0 }
+        }
+    }
+
+    /// Chats with the most messages received since `since`, among the newest 100,000 (by arrival).
+    public func busiestChats(since: Timestamp, limit: Int) throws -> [(chat: ChatID, count: Int)] {
+        try read { session in
+            try session.query("""
+                SELECT chat, count(*) AS n FROM (SELECT chat, received_at FROM messages ORDER BY seq DESC LIMIT 100000) recent
+                WHERE received_at >= \(since.milliseconds) GROUP BY chat ORDER BY n DESC, chat LIMIT \(limit)
+                """).map { row in
+                let (chat, count) = try row.decode((String, Int).self)
+                return (ChatID(chat), count)
+            }
+        }
+    }
+
+    /// Every committed checkpoint of a source.
+    public func checkpoints(source: String) throws -> [String: String] {
+        try read { session in
+            var result: [String: String] = [:]
+            for row in try session.query("SELECT key, value FROM source_checkpoints WHERE source = \(source)") {
+                let (key, value) = try row.decode((String, String).self)
+                result[key] = value
+            }
+            return result
+        }
+    }
+
+    /// The URL (without password).
+    public func startupMetadata() -> Logger.Metadata { ["store": "\(settings)"] }
+
+    /// None: the server does its own upkeep.
+    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service] { [] }
+}
