@@ -11,14 +11,15 @@ struct HeraldCommand: AsyncParsableCommand {
         abstract: "Message ingestion gateway for chat systems.",
         discussion: """
             Herald takes chat events in from sources (MQTT today), normalises them into source-agnostic \
-            events (message.received, messages.read, chat.created, chat.opened/closed), applies each to a \
-            SQLite chat store in one transaction with the outputs it produces, and delivers those outputs \
+            events (message.received, messages.read, chat.created, chat.opened/closed), applies each batch to \
+            the chat store (a SQLite file, or PostgreSQL) in one transaction with the outputs it produces, and delivers those outputs \
             (notifications, live messages, read receipts, badges) through sinks.
 
             Quick start: `make run`, then see README.md. Config reference: README.md#configuration.
             """,
         version: version,
         subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self,
+                      StoreCommand.self,
                       AdaptersCommand.self, NewAdapterCommand.self],
         defaultSubcommand: nil)
 }

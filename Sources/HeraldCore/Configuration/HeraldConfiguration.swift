@@ -49,7 +49,8 @@ public struct StoreSection: Decodable, Sendable {
     /// The environment variable holding the PostgreSQL password when no `password_file` is set.
     public var passwordEnvironment = PostgresStoreSettings.defaultPasswordEnvironment
 
-    init() {}
+    /// The defaults: a SQLite store at `var/herald.sqlite`.
+    public init() {}
 
     /// Decodes the section.
     public init(from decoder: any Decoder) throws {
@@ -65,8 +66,9 @@ public struct StoreSection: Decodable, Sendable {
 
     /// Opens (creating if needed) the SQLite store at `path`, migrating it if it is older than this
     /// Herald; `logger` says so before a migration starts.
-    public func openSQLiteStore(logger: Logger? = nil) throws -> SQLiteChatStore {
-        try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB) { pending in
+    public func openSQLiteStore(at path: String? = nil, logger: Logger? = nil) throws -> SQLiteChatStore {
+        let path = path ?? self.path
+        return try SQLiteChatStore(path: path, durability: durability, cacheMiB: cacheMiB) { pending in
             logger?.notice("Migrating the store; on a large store this takes a while (rewriting the messages table: about 10 s per million messages).",
                            metadata: ["path": "\(path)", "migrations": "\(pending.joined(separator: ", "))"])
         }
