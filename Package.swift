@@ -103,7 +103,7 @@ let package = Package(
         .executableTarget(
             name: "herald-bench",
             dependencies: [
-                "HeraldTestKit", "MQTTAdapter",
+                "HeraldTestKit", "MQTTAdapter", "HeraldPostgres",
                 .product(name: "GRDB", package: "GRDB.swift"),
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],

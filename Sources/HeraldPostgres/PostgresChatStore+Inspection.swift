@@ -35,6 +35,11 @@ extension PostgresChatStore: ChatStoreInspection {
         }
     }
 
+    /// Whether a message is committed.
+    public func containsMessage(chat: ChatID, id: MessageID) throws -> Bool {
+        try read { session in try !session.query("SELECT 1 FROM messages WHERE chat = \(chat.rawValue) AND id = \(id.rawValue)").isEmpty }
+    }
+
     /// Every counter that exists or should, next to a recount from stored messages.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try read { session in

@@ -83,6 +83,29 @@ public final class PostgresCluster: Sendable {
                                        "-U", user, "-d", database, "-c", sql])
     }
 
+    /// The postmaster's process id (from its pid file), or `nil` while it is not running.
+    public var postmasterPID: pid_t? {
+        let text = (try? String(contentsOfFile: directory.path("data/postmaster.pid"), encoding: .utf8)) ?? ""
+        return text.split(separator: "\n").first.flatMap { pid_t($0) }
+    }
+
+    /// CPU seconds the server has used: the postmaster with the backends it reaped, plus the live ones.
+    public func cpuSeconds() -> Double {
+        guard let postmaster = postmasterPID else { return 0 }
+        func times(_ pid: String) -> (parent: pid_t, own: Double, reaped: Double)? {
+            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+                  let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 14 else { return nil }
+            let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+            let value = { (index: Int) in (Double(fields[index]) ?? 0) / ticks }
+            return (pid_t(fields[1]) ?? 0, value(11) + value(12), value(13) + value(14))
+        }
+        var total = times("\(postmaster)").map { $0.own + $0.reaped } ?? 0
+        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
+            if let child = times(entry), child.parent == postmaster { total += child.own }
+        }
+        return total
+    }
+
     /// The server's log.
     public var log: String { server.output }
 

@@ -23,6 +23,8 @@ struct Workload {
     var cacheMiB: Int?
     /// The MQTT source's `max_batch` in the Herald phases, or Herald's default.
     var maxBatch: Int?
+    /// The PostgreSQL cluster the Herald live and backlog phases store into (`--store postgres`); SQLite when `nil`.
+    var postgres: PostgresCluster?
 
     /// The latency phase's load: a quarter of the messages, at most 50,000.
     func forLatency() -> Workload {
@@ -106,7 +108,7 @@ func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerS
 /// Sources commit in arrival order and the workload arrives in index order, so the poll looks up only
 /// the last message (one primary-key lookup); the store's message count then confirms it, and the wait
 /// goes on in the rare case that an earlier message is still missing.
-func waitUntilCommitted(_ workload: Workload, store: () throws -> SQLiteChatStore?, timeout: Duration = .seconds(900),
+func waitUntilCommitted(_ workload: Workload, store: () throws -> (any ChatStoreInspection)?, timeout: Duration = .seconds(900),
                         whilePolling check: () throws -> Void = {}) async throws {
     let last = workload.messages - 1
     let chat = ChatID("c\(last % workload.chats)"), id = MessageID("m\(last)")

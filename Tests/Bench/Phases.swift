@@ -1,5 +1,7 @@
 import Foundation
 import HeraldCore
+import HeraldPostgres
+import Logging
 import HeraldTestKit
 import Histogram
 
@@ -15,6 +17,8 @@ struct PhaseResult {
     var peakRSSMiB: Double?
     /// Where the CPU went, in the live phases.
     var liveCPU: LiveCPU?
+    /// The PostgreSQL server's CPU seconds per 1000 messages, when the phase stored into PostgreSQL.
+    var databaseCPUPerThousand: Double?
 }
 
 /// `mosquitto_sub -C N` at QoS 1: the C client's drain rate, live (subscribed while the publisher
@@ -46,7 +50,8 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
 /// where nothing listens, so outputs stay queued and only intake is measured.
 func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false, directory: TemporaryDirectory) async throws -> PhaseResult {
     let broker = try await MosquittoBroker()
-    let configuration = try workload.configuration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"))
+    var configuration = try workload.configuration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"))
+    configuration.storeURL = try workload.postgres?.createDatabase()
     let configPath = try directory.write("bench-\(backlog)-\(stalledTail).yaml", configuration.yaml)
     var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(backlog)-\(stalledTail).log"))
     try await herald.waitUntilConnected(connections: 1)  // the source; the sink has nowhere to connect
@@ -61,19 +66,24 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
             (try? Loopback.get(port: configuration.adminPort, path: "/v1/status"))?.contains("\"tail_clients\":1") == true
         }
     }
-    let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
+    let store: any ChatStoreInspection = try configuration.storeURL.map {
+        try PostgresChatStore(settings: PostgresStoreSettings(url: $0), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    } ?? SQLiteChatStore(path: configuration.storePath, durability: .normal)
     var publisher: Task<Void, any Error>?
     let started: ContinuousClock.Instant
     var cpuBefore = 0.0
+    var databaseBefore = 0.0
     var meter: LiveCPUMeter?
     if backlog {
         herald.child.signal(SIGTERM)
         _ = try await herald.child.waitForExit()
         try await publish(workload, port: broker.port)  // queued in Herald's persistent session
+        databaseBefore = workload.postgres?.cpuSeconds() ?? 0
         started = .now
         herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-backlog-restart.log"))
     } else {
         cpuBefore = ProcessStats(pid: herald.child.pid).cpuSeconds
+        databaseBefore = workload.postgres?.cpuSeconds() ?? 0
         meter = LiveCPUMeter(broker: broker)
         started = .now
         publisher = Task { try await publish(workload, port: broker.port) }
@@ -82,11 +92,13 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     let heraldCPU = after.cpuSeconds - cpuBefore
+    let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
     let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
     try await publisher?.value
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
-                       peakRSSMiB: after.peakRSSMiB, liveCPU: liveCPU)
+                       peakRSSMiB: after.peakRSSMiB, liveCPU: liveCPU,
+                       databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 })
 }

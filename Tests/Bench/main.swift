@@ -11,7 +11,7 @@ func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap 
 if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
-                            [--router-only] [--herald-only] [--upstream-only]
+                            [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
                             [--consumers-only] [--sink-only] [--live-only] [--latency-only RATE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
@@ -33,6 +33,9 @@ if arguments.contains("--help") {
           --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
+          --with-baseline      with --herald-only: also mosquitto_sub's backlog drain, and the ratio
+          --store postgres     Herald's live and backlog phases store into PostgreSQL (a cluster with fsync on,
+                               started for the run) instead of SQLite; their lines add the server's CPU per 1000
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --sink-only          only the sink drain after an outage, for quick A/B runs
@@ -53,6 +56,10 @@ workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
+if option("--store") == "postgres" {
+    // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
+    workload.postgres = try await PostgresCluster(durable: true)
+}
 workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
 let durability = workload.durability
 let directory = try TemporaryDirectory(prefix: "herald-bench")
@@ -85,8 +92,15 @@ if arguments.contains("--herald-only") {
     let live = try await heraldPhase(workload, backlog: false, directory: directory)
     step("Herald backlog")
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
-    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
-          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000, RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
+    func database(_ phase: PhaseResult) -> String { phase.databaseCPUPerThousand.map { ", PostgreSQL CPU \(format($0, 3)) s/1000" } ?? "" }
+    print("store: \(workload.postgres == nil ? "SQLite" : "PostgreSQL (fsync on)")")
+    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000\(database(live)), RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
+          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
+    if arguments.contains("--with-baseline") {
+        step("mosquitto_sub backlog")
+        let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
+        print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
+    }
     finish()
 }
 if arguments.contains("--sink-only") {

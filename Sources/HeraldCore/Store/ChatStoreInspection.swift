@@ -6,6 +6,8 @@ public protocol ChatStoreInspection: ChatStore {
     func modelSnapshot() throws -> [String]
     /// Every (user, chat) unread counter that exists or should, next to a recount from stored messages.
     func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]
+    /// Whether a message is committed: one key lookup, cheap enough to poll.
+    func containsMessage(chat: ChatID, id: MessageID) throws -> Bool
 }
 
 /// The lines of ``ChatStoreInspection/modelSnapshot()``: one per row, fields separated by `|`.
