@@ -3,8 +3,8 @@ import GRDB
 import HeraldPluginAPI
 
 extension SQLiteTransaction {
-    /// Writes a batch's changes: a statement per kind of change (rows with large values, messages and
-    /// outbox entries, in multi-row statements of ``BulkInsert/maximumRows``).
+    /// Writes a batch's changes: a multi-row statement per kind of change and ``maximumRows`` rows, with
+    /// the values bound (in process, statements are cheap; parsing values back out of JSON is not).
     func write(_ delta: StoreDelta) throws {
         let inserted = try insertMessages(delta.messages)
         guard inserted == delta.messages.count else {
@@ -21,117 +21,121 @@ extension SQLiteTransaction {
         try StoreCounter.add(delta.deadLetters.count, to: StoreCounter.openDeadLetters, in: db)
     }
 
-    private func run(_ sql: String, _ rows: inout SQLJSONRows) throws {
-        guard rows.count > 0 else { return }
-        try db.cachedStatement(sql: sql).execute(arguments: [rows.text()])
+    /// Rows per statement at most (SQLite allows 32,766 parameters; 64 rows keep statements small).
+    static var maximumRows: Int { 64 }
+
+    /// Runs `sql(values)` over `count` rows of `columns` values, ``maximumRows`` rows a statement, where
+    /// `values` is the statement's `(?,…),(?,…)` list and `bind(index, &binder)` binds row `index`.
+    /// - Returns: the rows the statements changed.
+    @discardableResult
+    func inChunks(of columns: Int, count: Int, _ sql: (String) -> String,
+                  bind: (Int, inout StatementBinder) throws -> Void) throws -> Int {
+        var changed = 0
+        var index = 0
+        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+        while index < count {
+            let chunk = min(Self.maximumRows, count - index)
+            let values = Array(repeating: placeholder, count: chunk).joined(separator: ",")
+            try db.cachedStatement(sql: sql(values)).execute { binder in
+                for offset in index..<(index + chunk) { try bind(offset, &binder) }
+            }
+            changed += db.changesCount
+            index += chunk
+        }
+        return changed
     }
 
     private func writeMembership(_ delta: StoreDelta) throws {
-        var chats = SQLJSONRows()
-        for (chat, declared) in delta.chats.sorted(by: { $0.key < $1.key }) {
-            chats.startRow()
-            chats.add(chat.rawValue)
-            chats.add(declared ? 1 : 0)
+        let chats = delta.chats.sorted { $0.key < $1.key }
+        try inChunks(of: 2, count: chats.count, {
+            "INSERT INTO chats(chat, declared) VALUES \($0) ON CONFLICT(chat) DO UPDATE SET declared = max(declared, excluded.declared)"
+        }) { index, binder in
+            try binder.bind(chats[index].key.rawValue)
+            try binder.bind(chats[index].value)
         }
-        try run("""
-            INSERT INTO chats(chat, declared) SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE true
-            ON CONFLICT(chat) DO UPDATE SET declared = max(declared, excluded.declared)
-            """, &chats)
-        var members = SQLJSONRows()
-        for flags in delta.members {
-            members.startRow()
-            members.add(flags.chat.rawValue)
-            members.add(flags.user.rawValue)
-            members.add(flags.declared ? 1 : 0)
-            members.add(flags.inferred ? 1 : 0)
+        let members = delta.members
+        try inChunks(of: 4, count: members.count, {
+            """
+            INSERT INTO chat_members(chat, user, declared, inferred) VALUES \($0) ON CONFLICT(chat, user)
+            DO UPDATE SET declared = max(declared, excluded.declared), inferred = max(inferred, excluded.inferred)
+            """
+        }) { index, binder in
+            try binder.bind(members[index].chat.rawValue)
+            try binder.bind(members[index].user.rawValue)
+            try binder.bind(members[index].declared)
+            try binder.bind(members[index].inferred)
         }
-        try run("""
-            INSERT INTO chat_members(chat, user, declared, inferred) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3
-            FROM json_each(?) WHERE true
-            ON CONFLICT(chat, user) DO UPDATE SET declared = max(declared, excluded.declared), inferred = max(inferred, excluded.inferred)
-            """, &members)
     }
 
     private func writeReads(_ delta: StoreDelta) throws {
-        var positions = SQLJSONRows()
-        for position in delta.readPositions {
-            positions.startRow()
-            positions.add(position.user.rawValue)
-            positions.add(position.chat.rawValue)
-            positions.add(position.key, high: false)
-        }
+        let positions = delta.readPositions
         // Positions only move forward, whoever wrote last.
-        try run("""
-            INSERT INTO read_positions(user, chat, sent_at, message_id) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3
-            FROM json_each(?) WHERE true
+        try inChunks(of: 4, count: positions.count, {
+            """
+            INSERT INTO read_positions(user, chat, sent_at, message_id) VALUES \($0)
             ON CONFLICT(chat, user) DO UPDATE SET sent_at = excluded.sent_at, message_id = excluded.message_id
             WHERE (excluded.sent_at, excluded.message_id) > (read_positions.sent_at, read_positions.message_id)
-            """, &positions)
-        var added = SQLJSONRows()
-        for pending in delta.pendingReadsAdded {
-            added.startRow()
-            added.add(pending.message.chat.rawValue)
-            added.add(pending.message.id.rawValue)
-            added.add(pending.user.rawValue)
-            added.add(pending.readAt.milliseconds)
+            """
+        }) { index, binder in
+            try binder.bind(positions[index].user.rawValue)
+            try binder.bind(positions[index].chat.rawValue)
+            try binder.bind(positions[index].key.sentAt.milliseconds)
+            try binder.bind(positions[index].key.id.rawValue)
         }
-        try run("""
-            INSERT INTO pending_reads(chat, message_id, user, read_at) SELECT value ->> 0, value ->> 1, value ->> 2, value ->> 3
-            FROM json_each(?) WHERE true ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)
-            """, &added)
-        var resolved = SQLJSONRows()
-        for message in delta.pendingReadsResolved {
-            resolved.startRow()
-            resolved.add(message.chat.rawValue)
-            resolved.add(message.id.rawValue)
+        let added = delta.pendingReadsAdded
+        try inChunks(of: 4, count: added.count, {
+            """
+            INSERT INTO pending_reads(chat, message_id, user, read_at) VALUES \($0)
+            ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)
+            """
+        }) { index, binder in
+            try binder.bind(added[index].message.chat.rawValue)
+            try binder.bind(added[index].message.id.rawValue)
+            try binder.bind(added[index].user.rawValue)
+            try binder.bind(added[index].readAt.milliseconds)
         }
-        try run("""
-            DELETE FROM pending_reads WHERE (chat, message_id) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?))
-            """, &resolved)
+        let resolved = delta.pendingReadsResolved
+        try inChunks(of: 2, count: resolved.count, { "DELETE FROM pending_reads WHERE (chat, message_id) IN (VALUES \($0))" }) { index, binder in
+            try binder.bind(resolved[index].chat.rawValue)
+            try binder.bind(resolved[index].id.rawValue)
+        }
     }
 
     private func writeCounters(_ deltas: [UnreadDelta]) throws {
-        var rows = SQLJSONRows()
-        for change in deltas {
-            rows.startRow()
-            rows.add(change.user.rawValue)
-            rows.add(change.chat.rawValue)
-            rows.add(Int64(change.delta))
+        try inChunks(of: 3, count: deltas.count, {
+            "INSERT INTO unread(user, chat, count) VALUES \($0) ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count"
+        }) { index, binder in
+            try binder.bind(deltas[index].user.rawValue)
+            try binder.bind(deltas[index].chat.rawValue)
+            try binder.bind(deltas[index].delta)
         }
-        guard rows.count > 0 else { return }
-        let parameter = rows.text()
-        try db.cachedStatement(sql: """
-            INSERT INTO unread(user, chat, count) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?) WHERE true
-            ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count
-            """).execute(arguments: [parameter])
-        try db.cachedStatement(sql: """
-            DELETE FROM unread WHERE count <= 0 AND (user, chat) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE value ->> 2 < 0)
-            """).execute(arguments: [parameter])
+        // A counter that reaches 0 goes; only a falling one can.
+        let falling = deltas.filter { $0.delta < 0 }
+        try inChunks(of: 2, count: falling.count, { "DELETE FROM unread WHERE count <= 0 AND (user, chat) IN (VALUES \($0))" }) { index, binder in
+            try binder.bind(falling[index].user.rawValue)
+            try binder.bind(falling[index].chat.rawValue)
+        }
     }
 
     private func writePresence(_ changes: [PresenceChange]) throws {
-        var rows = SQLJSONRows()
-        for change in changes {
-            rows.startRow()
-            rows.add(change.user.rawValue)
-            rows.add(change.chat.rawValue)
-            if let until = change.until { rows.add(until.milliseconds) } else { rows.addNull() }
+        let set = changes.filter { $0.until != nil }
+        try inChunks(of: 3, count: set.count, { "INSERT OR REPLACE INTO presence(user, chat, until) VALUES \($0)" }) { index, binder in
+            try binder.bind(set[index].user.rawValue)
+            try binder.bind(set[index].chat.rawValue)
+            try binder.bind(set[index].until?.milliseconds ?? 0)
         }
-        guard rows.count > 0 else { return }
-        let parameter = rows.text()
-        try db.cachedStatement(sql: """
-            INSERT OR REPLACE INTO presence(user, chat, until) SELECT value ->> 0, value ->> 1, value ->> 2 FROM json_each(?)
-            WHERE value ->> 2 IS NOT NULL
-            """).execute(arguments: [parameter])
-        try db.cachedStatement(sql: """
-            DELETE FROM presence WHERE (user, chat) IN (SELECT value ->> 0, value ->> 1 FROM json_each(?) WHERE value ->> 2 IS NULL)
-            """).execute(arguments: [parameter])
+        let cleared = changes.filter { $0.until == nil }
+        try inChunks(of: 2, count: cleared.count, { "DELETE FROM presence WHERE (user, chat) IN (VALUES \($0))" }) { index, binder in
+            try binder.bind(cleared[index].user.rawValue)
+            try binder.bind(cleared[index].chat.rawValue)
+        }
     }
 
     /// Inserts messages unless (chat, id) exists; returns how many were inserted.
     private func insertMessages(_ messages: [NewMessage]) throws -> Int {
-        var inserted = 0
-        try insertInChunks(.messages, count: messages.count) { index, binder in
+        try inChunks(of: 6, count: messages.count, {
+            "INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES \($0)"
+        }) { index, binder in
             let message = messages[index].message
             try binder.bind(message.chat.rawValue)
             try binder.bind(message.id.rawValue)
@@ -139,19 +143,18 @@ extension SQLiteTransaction {
             try binder.bind(message.body)
             try binder.bind(message.sentAt.milliseconds)
             try binder.bind(messages[index].receivedAt.milliseconds)
-        } inserted: { inserted += $0 }
-        return inserted
+        }
     }
 
     private func insertOutbox(_ rows: [OutboxRow]) throws {
-        try insertInChunks(.outbox, count: rows.count) { index, binder in
+        try inChunks(of: 5, count: rows.count, { "INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES \($0)" }) { index, binder in
             let row = rows[index]
             try binder.bind(row.sink)
             try binder.bind(row.recipient.rawValue)
             try binder.bind(row.kind.rawValue)
             try binder.bind(Data(row.payload))
             try binder.bind(row.createdAt.milliseconds)
-        } inserted: { _ in }
+        }
         // Rows per sink; sinks are few, so a scan beats hashing a name for every row.
         var perSink: [(sink: String, rows: Int)] = []
         for row in rows {
@@ -162,21 +165,6 @@ extension SQLiteTransaction {
             }
         }
         for (sink, count) in perSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
-    }
-
-    /// Inserts `count` rows with multi-row statements of up to ``BulkInsert/maximumRows`` rows;
-    /// `row(index, &binder)` binds one row's values; `inserted` hears each statement's changed rows.
-    private func insertInChunks(_ insert: BulkInsert, count: Int, row: (Int, inout StatementBinder) throws -> Void,
-                                inserted: (Int) -> Void) throws {
-        var index = 0
-        while index < count {
-            let chunk = min(BulkInsert.maximumRows, count - index)
-            try db.cachedStatement(sql: insert.sql(rows: chunk)).execute { binder in
-                for offset in index..<(index + chunk) { try row(offset, &binder) }
-            }
-            inserted(db.changesCount)
-            index += chunk
-        }
     }
 
     private func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {

@@ -1,45 +1,37 @@
 import GRDB
 import HeraldPluginAPI
 
-/// ``ChatTransaction`` over one GRDB connection inside a write transaction. Every set of keys goes to
-/// SQLite as one JSON parameter that `json_each` turns into rows, so each load is one statement
-/// whatever the batch's size. The joins are `CROSS JOIN`s, which SQLite runs in the order written:
-/// over the keys, with an index lookup into the table for each.
+/// ``ChatTransaction`` over one GRDB connection inside a write transaction. A list of chats or users goes
+/// to SQLite as one JSON array that `json_each` turns into rows (one statement whatever the batch's
+/// size); keys of several values go as bound `VALUES` rows, ``maximumRows`` a statement. The joins are
+/// `CROSS JOIN`s, which SQLite runs in the order written: over the keys, with an index lookup into the
+/// table for each.
 struct SQLiteTransaction: ChatTransaction {
     let db: Database
 
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice {
         var slice = StateSlice()
-        var chatRows = SQLJSONRows()
-        for chat in keys.chats {
-            chatRows.startRow()
-            chatRows.add(chat.rawValue)
-        }
-        let chats = chatRows.text()
-        var messageRows = SQLJSONRows()
-        for message in keys.messages {
-            messageRows.startRow()
-            messageRows.add(message.chat.rawValue)
-            messageRows.add(message.id.rawValue)
-        }
-        let messages = messageRows.text()
+        let chats = Self.jsonArray(keys.chats.map(\.rawValue))
+        let messages = Array(keys.messages)
 
-        try each("""
-            SELECT m.chat, m.id, m.sent_at, m.sender FROM json_each(?) j CROSS JOIN messages m
-            ON m.chat = j.value ->> 0 AND m.id = j.value ->> 1
-            """, messages) { row in
+        try queryInChunks(of: 2, count: messages.count, {
+            "SELECT m.chat, m.id, m.sent_at, m.sender FROM (VALUES \($0)) k CROSS JOIN messages m ON m.chat = k.column1 AND m.id = k.column2"
+        }, bind: { index, binder in
+            try binder.bind(messages[index].chat.rawValue)
+            try binder.bind(messages[index].id.rawValue)
+        }) { row in
             let ref = MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
             slice.messages[ref] = StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: ref.id),
                                                 sender: UserID(row[3] as String))
         }
         try each("""
             SELECT m.chat, m.sent_at, m.id FROM json_each(?) j CROSS JOIN messages m
-            ON m.rowid = (SELECT rowid FROM messages WHERE chat = j.value ->> 0 ORDER BY sent_at DESC, id DESC LIMIT 1)
+            ON m.rowid = (SELECT rowid FROM messages WHERE chat = j.value ORDER BY sent_at DESC, id DESC LIMIT 1)
             """, chats) { row in
             slice.newestMessage[ChatID(row[0] as String)] = MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
         }
         try each("""
-            SELECT c.chat, c.declared, m.user, m.declared, m.inferred FROM json_each(?) j CROSS JOIN chats c ON c.chat = j.value ->> 0
+            SELECT c.chat, c.declared, m.user, m.declared, m.inferred FROM json_each(?) j CROSS JOIN chats c ON c.chat = j.value
             LEFT JOIN chat_members m ON m.chat = c.chat
             """, chats) { row in
             let chat = ChatID(row[0] as String)
@@ -51,20 +43,25 @@ struct SQLiteTransaction: ChatTransaction {
             slice.memberships[chat] = membership
         }
         try each("""
-            SELECT r.chat, r.user, r.sent_at, r.message_id FROM json_each(?) j CROSS JOIN read_positions r ON r.chat = j.value ->> 0
+            SELECT r.chat, r.user, r.sent_at, r.message_id FROM json_each(?) j CROSS JOIN read_positions r ON r.chat = j.value
             """, chats) { row in
             slice.readPositions[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] =
                 MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: MessageID(row[3] as String))
         }
-        try each("""
-            SELECT p.chat, p.user, p.until FROM json_each(?) j CROSS JOIN presence p ON p.chat = j.value ->> 0
-            """, chats) { row in
+        try each("SELECT p.chat, p.user, p.until FROM json_each(?) j CROSS JOIN presence p ON p.chat = j.value", chats) { row in
             slice.presence[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] = Timestamp(milliseconds: row[2])
         }
-        try each("""
-            SELECT p.chat, p.message_id, p.user, p.read_at FROM json_each(?) j CROSS JOIN pending_reads p
-            ON p.chat = j.value ->> 0 AND p.message_id = j.value ->> 1
-            """, messages) { row in
+        // Reads rarely wait for their message: skip the lookup when none waits anywhere.
+        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM pending_reads)")) == true else { return slice }
+        try queryInChunks(of: 2, count: messages.count, {
+            """
+            SELECT p.chat, p.message_id, p.user, p.read_at FROM (VALUES \($0)) k
+            CROSS JOIN pending_reads p ON p.chat = k.column1 AND p.message_id = k.column2
+            """
+        }, bind: { index, binder in
+            try binder.bind(messages[index].chat.rawValue)
+            try binder.bind(messages[index].id.rawValue)
+        }) { row in
             let ref = MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
             slice.pendingReads[ref, default: [:]][UserID(row[2] as String)] = Timestamp(milliseconds: row[3])
         }
@@ -73,13 +70,9 @@ struct SQLiteTransaction: ChatTransaction {
 
     func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]] {
         var counters: [UserID: [ChatID: Int]] = [:]
-        var rows = SQLJSONRows()
-        for user in users {
-            counters[user] = [:]
-            rows.startRow()
-            rows.add(user.rawValue)
-        }
-        try each("SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value ->> 0", rows.text()) { row in
+        for user in users { counters[user] = [:] }
+        try each("SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value",
+                 Self.jsonArray(users.map(\.rawValue))) { row in
             counters[UserID(row[0] as String), default: [:]][ChatID(row[1] as String)] = row[2]
         }
         return counters
@@ -87,27 +80,59 @@ struct SQLiteTransaction: ChatTransaction {
 
     func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary] {
         var summaries: [StoredRange: StoredRangeSummary] = [:]
-        guard !ranges.isEmpty else { return summaries }
-        var rows = SQLJSONRows()
-        for range in ranges {
-            summaries[range] = StoredRangeSummary()
-            rows.startRow()
-            rows.add(range.chat.rawValue)
-            rows.add(range.user.rawValue)
-            rows.add(range.after, high: false)
-            rows.add(range.through, high: true)
-        }
-        try each("""
-            SELECT j.key, m.sender, count(*) FROM json_each(?) j CROSS JOIN messages m
-            ON m.chat = j.value ->> 0 AND (m.sent_at, m.id) > (j.value ->> 2, j.value ->> 3)
-               AND (m.sent_at, m.id) <= (j.value ->> 4, j.value ->> 5) AND m.sender <> j.value ->> 1
-            GROUP BY j.key, m.sender
-            """, rows.text()) { row in
+        for range in ranges { summaries[range] = StoredRangeSummary() }
+        try queryInChunks(of: 7, count: ranges.count, {
+            """
+            SELECT k.column1, m.sender, count(*) FROM (VALUES \($0)) k CROSS JOIN messages m
+            ON m.chat = k.column2 AND (m.sent_at, m.id) > (k.column4, k.column5) AND (m.sent_at, m.id) <= (k.column6, k.column7)
+               AND m.sender <> k.column3
+            GROUP BY k.column1, m.sender
+            """
+        }, bind: { index, binder in
+            let range = ranges[index]
+            try binder.bind(index)
+            try binder.bind(range.chat.rawValue)
+            try binder.bind(range.user.rawValue)
+            try binder.bind(range.after?.sentAt.milliseconds ?? Int64.min)
+            try binder.bind(range.after?.id.rawValue ?? "")
+            try binder.bind(range.through?.sentAt.milliseconds ?? Int64.max)
+            try binder.bind(range.through?.id.rawValue ?? "\u{10FFFF}")
+        }) { row in
             let range = ranges[row[0] as Int]
             summaries[range]?.count += row[2] as Int
             summaries[range]?.senders.insert(UserID(row[1] as String))
         }
         return summaries
+    }
+
+    /// Runs `sql(values)` over `count` key rows of `columns` values, ``maximumRows`` rows a statement
+    /// (`values` is the statement's `(?,…),(?,…)` list; `bind(index, &binder)` binds key row `index`), and
+    /// hands each result row to `body`.
+    func queryInChunks(of columns: Int, count: Int, _ sql: (String) -> String, bind: (Int, inout StatementBinder) throws -> Void,
+                       _ body: (Row) throws -> Void) throws {
+        var index = 0
+        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+        while index < count {
+            let chunk = min(Self.maximumRows, count - index)
+            let statement = try db.cachedStatement(sql: sql(Array(repeating: placeholder, count: chunk).joined(separator: ",")))
+            var binder = StatementBinder(statement: statement)
+            statement.setUncheckedArguments(StatementArguments())
+            for offset in index..<(index + chunk) { try bind(offset, &binder) }
+            let rows = try Row.fetchCursor(statement)
+            while let row = try rows.next() { try body(row) }
+            index += chunk
+        }
+    }
+
+    /// Strings as a JSON array, one statement parameter that `json_each` turns back into rows.
+    static func jsonArray(_ strings: [String]) -> String {
+        var bytes: [UInt8] = [UInt8(ascii: "[")]
+        for (index, string) in strings.enumerated() {
+            if index > 0 { bytes.append(UInt8(ascii: ",")) }
+            OutputWireFormat.appendJSONString(string, to: &bytes)
+        }
+        bytes.append(UInt8(ascii: "]"))
+        return String(decoding: bytes, as: UTF8.self)
     }
 
     /// Runs a query with one parameter and hands each row to `body`.

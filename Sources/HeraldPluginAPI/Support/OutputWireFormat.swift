@@ -181,8 +181,8 @@ extension OutputWireFormat {
         JSONObjectWriter.append(string: string, to: &bytes)
     }
 
-    /// Appends an integer as JSON digits.
-    public static func appendJSONInteger(_ value: some BinaryInteger, to bytes: inout [UInt8]) {
+    /// Appends an integer as JSON digits (concrete, so the digit loop is specialised for callers in other modules).
+    public static func appendJSONInteger(_ value: Int64, to bytes: inout [UInt8]) {
         JSONObjectWriter.append(integer: value, to: &bytes)
     }
 }
