@@ -13,19 +13,22 @@ struct BatchEquivalenceTests {
     static func run(_ events: [ChatEvent], sizes: [Int], on backend: StoreBackend) async throws
         -> (snapshot: [String], outputs: [Output], badges: [UserID: BadgeUpdate], harness: RouterHarness) {
         let harness = try await RouterHarness(backend)
-        var outputs: [Output] = []
-        var badges: [UserID: BadgeUpdate] = [:]
-        var start = 0
-        var size = sizes.makeIterator()
-        while start < events.count {
-            let end = min(events.count, start + max(1, size.next() ?? 1))
-            _ = try harness.router.commit(events[start..<end].map(harness.record))
-            for output in try harness.drain() {
-                if let badge = output.badgeUpdate { badges[badge.recipient] = badge } else { outputs.append(output) }
+        let (snapshot, outputs, badges) = try await harness.offPool {
+            var outputs: [Output] = []
+            var badges: [UserID: BadgeUpdate] = [:]
+            var start = 0
+            var size = sizes.makeIterator()
+            while start < events.count {
+                let end = min(events.count, start + max(1, size.next() ?? 1))
+                _ = try harness.router.commit(events[start..<end].map(harness.record))
+                for output in try harness.drain() {
+                    if let badge = output.badgeUpdate { badges[badge.recipient] = badge } else { outputs.append(output) }
+                }
+                start = end
             }
-            start = end
+            return (try harness.store.modelSnapshot(), outputs, badges)
         }
-        return (try harness.store.modelSnapshot(), outputs, badges, harness)
+        return (snapshot, outputs, badges, harness)
     }
 
     @Test(arguments: StoreBackend.allCases) func batchesOfAnySizeMatchOneAtATime(_ backend: StoreBackend) async throws {

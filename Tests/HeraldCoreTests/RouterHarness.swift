@@ -29,14 +29,16 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
             return try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
         case .postgres:
             let cluster = try await PostgresCluster.shared()
-            return try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()),
-                                         logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            return try await offCooperativePool {
+                try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()),
+                                      logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+            }
         }
     }
 }
 
 /// A router over a real store (a SQLite file or a PostgreSQL database), with every output routed to one sink.
-struct RouterHarness {
+struct RouterHarness: Sendable {
     let directory: TemporaryDirectory
     let store: any ChatStoreInspection
     let router: EventRouter
@@ -49,6 +51,13 @@ struct RouterHarness {
                              routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]), clock: clock,
                              metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
                              logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+    }
+
+    /// Runs `body` on a thread of its own, not on one of Swift's cooperative threads: a PostgreSQL store
+    /// blocks its caller while the server answers, and cooperative threads blocked that way starve the
+    /// tests that run beside (a source under test then cannot even connect).
+    func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+        try await offCooperativePool(body)
     }
 
     /// The store, for SQLite-only tests.
@@ -100,4 +109,11 @@ extension Output {
 extension StoreBackend {
     /// Runs of a property test: each run creates stores, and a PostgreSQL database takes longer to make.
     var propertyRuns: Int { self == .sqlite ? 60 : 20 }
+}
+
+/// Runs `body` on a thread of its own and waits for it without holding one of Swift's cooperative threads.
+func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
+    try await withCheckedThrowingContinuation { continuation in
+        Thread { continuation.resume(with: Result { try body() }) }.start()
+    }
 }
