@@ -18,11 +18,9 @@ final class PostgresLink: @unchecked Sendable {
     private let group: any EventLoopGroup
     private let lock = NSLock()
     private var connection: PostgresConnection?
-    private let name: String
 
-    init(settings: PostgresStoreSettings, name: String, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    init(settings: PostgresStoreSettings, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.settings = settings
-        self.name = name
         self.logger = logger
         self.group = group
     }

@@ -72,8 +72,8 @@ struct PostgresTransaction: ChatTransaction {
         var summaries: [StoredRange: StoredRangeSummary] = [:]
         guard !ranges.isEmpty else { return summaries }
         for range in ranges { summaries[range] = StoredRangeSummary() }
-        let low = ranges.map { RangeBound($0.after, high: false) }
-        let high = ranges.map { RangeBound($0.through, high: true) }
+        let low = ranges.map(\.lowerBound)
+        let high = ranges.map(\.upperBound)
         for row in try session.query("""
             SELECT k.i, m.sender, count(*) FROM unnest(\(ranges.map(\.chat.rawValue))::text[], \(ranges.map(\.user.rawValue))::text[],
                 \(low.map(\.sentAt))::int8[], \(low.map(\.id))::text[], \(high.map(\.sentAt))::int8[], \(high.map(\.id))::text[])
@@ -88,16 +88,5 @@ struct PostgresTransaction: ChatTransaction {
             summaries[range]?.senders.insert(UserID(sender))
         }
         return summaries
-    }
-}
-
-/// A range bound as a (send time, id) pair, with the lowest or highest pair for an open end.
-struct RangeBound {
-    var sentAt: Int64
-    var id: String
-
-    init(_ key: MessageKey?, high: Bool) {
-        sentAt = key?.sentAt.milliseconds ?? (high ? Int64.max : Int64.min)
-        id = key?.id.rawValue ?? (high ? "\u{10FFFF}" : "")
     }
 }

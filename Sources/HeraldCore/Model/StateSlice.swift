@@ -87,6 +87,13 @@ public struct StoredRange: Hashable, Sendable {
     }
 }
 
+extension StoredRange {
+    /// The lower bound as a (send time, id) pair for SQL, the lowest pair when the range is open below.
+    public var lowerBound: (sentAt: Int64, id: String) { after.map { ($0.sentAt.milliseconds, $0.id.rawValue) } ?? (Int64.min, "") }
+    /// The upper bound as a (send time, id) pair for SQL, the highest pair when the range is open above.
+    public var upperBound: (sentAt: Int64, id: String) { through.map { ($0.sentAt.milliseconds, $0.id.rawValue) } ?? (Int64.max, "\u{10FFFF}") }
+}
+
 /// What a ``StoredRange`` holds.
 public struct StoredRangeSummary: Hashable, Sendable {
     /// Messages in the range not sent by the range's user.

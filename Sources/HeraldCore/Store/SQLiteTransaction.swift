@@ -93,10 +93,10 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(index)
             try binder.bind(range.chat.rawValue)
             try binder.bind(range.user.rawValue)
-            try binder.bind(range.after?.sentAt.milliseconds ?? Int64.min)
-            try binder.bind(range.after?.id.rawValue ?? "")
-            try binder.bind(range.through?.sentAt.milliseconds ?? Int64.max)
-            try binder.bind(range.through?.id.rawValue ?? "\u{10FFFF}")
+            try binder.bind(range.lowerBound.sentAt)
+            try binder.bind(range.lowerBound.id)
+            try binder.bind(range.upperBound.sentAt)
+            try binder.bind(range.upperBound.id)
         }) { row in
             let range = ranges[row[0] as Int]
             summaries[range]?.count += row[2] as Int
