@@ -4,7 +4,8 @@ import HeraldPluginAPI
 import Hummingbird
 import Prometheus
 
-/// The admin API's handlers.
+/// The admin API's handlers. Every handler that reads the store runs on ``GatewayParts/blocking``:
+/// the store's calls block, and a request must never hold one of Swift's cooperative threads.
 struct AdminRoutes: Sendable {
     let parts: GatewayParts
     let registry: PrometheusCollectorRegistry
@@ -12,34 +13,42 @@ struct AdminRoutes: Sendable {
 
     func register(on router: Router<BasicRequestContext>) {
         router.get("/healthz") { _, _ in json(["status": "ok"]) }
+        let blocking = parts.blocking
         router.get("/readyz") { _, _ in
-            let (ready, body) = state.readiness()
-            return json(body, status: ready ? .ok : .serviceUnavailable)
+            try await blocking.run {
+                let (ready, body) = state.readiness()
+                return json(body, status: ready ? .ok : .serviceUnavailable)
+            }
         }
-        router.get("/metrics") { _, _ in metrics() }
+        router.get("/metrics") { _, _ in try await blocking.run { metrics() } }
         router.get("/v1/tail") { request, _ in try tail(request) }
-        router.get("/v1/status") { _, _ in try status() }
+        router.get("/v1/status") { _, _ in try await blocking.run { try status() } }
         router.get("/v1/users/:user/badge") { _, context in
-            let user = try context.parameters.require("user")
+            let user = UserID(try context.parameters.require("user"))
+            let badge = try await blocking.run { try parts.store.badge(for: user) }
             return Response(status: .ok, headers: [.contentType: "application/json"],
-                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: OutputWireFormat.encode(.badge(try parts.store.badge(for: UserID(user)))))))
+                            body: ResponseBody(byteBuffer: ByteBuffer(bytes: OutputWireFormat.encode(.badge(badge)))))
         }
         router.get("/v1/chats/:chat/messages") { request, context in
             let chat = try context.parameters.require("chat")
             let limit = min(1000, max(1, request.uri.queryParameters.get("limit", as: Int.self) ?? 50))
-            let messages = try parts.store.recentMessages(chat: ChatID(chat), limit: limit).map { message -> [String: Any] in
-                ["id": message.id.rawValue, "from": message.sender.rawValue, "body": message.body, "sent_at": message.sentAt.milliseconds]
+            return try await blocking.run {
+                let messages = try parts.store.recentMessages(chat: ChatID(chat), limit: limit).map { message -> [String: Any] in
+                    ["id": message.id.rawValue, "from": message.sender.rawValue, "body": message.body, "sent_at": message.sentAt.milliseconds]
+                }
+                return json(["chat": chat, "messages": messages])
             }
-            return json(["chat": chat, "messages": messages])
         }
         router.get("/v1/dlq") { request, _ in
             let limit = min(1000, max(1, request.uri.queryParameters.get("limit", as: Int.self) ?? 100))
-            let letters = try parts.store.deadLetters(limit: limit, includeReplayed: false).map { letter -> [String: Any] in
-                ["id": letter.id, "adapter": letter.provenance.adapter, "origin": letter.provenance.origin,
-                 "reason": letter.rejection.reason.rawValue, "detail": letter.rejection.detail, "size": letter.provenance.rawSize,
-                 "received_at": letter.provenance.receivedAt.milliseconds]
+            return try await blocking.run {
+                let letters = try parts.store.deadLetters(limit: limit, includeReplayed: false).map { letter -> [String: Any] in
+                    ["id": letter.id, "adapter": letter.provenance.adapter, "origin": letter.provenance.origin,
+                     "reason": letter.rejection.reason.rawValue, "detail": letter.rejection.detail, "size": letter.provenance.rawSize,
+                     "received_at": letter.provenance.receivedAt.milliseconds]
+                }
+                return json(["dead_letters": letters])
             }
-            return json(["dead_letters": letters])
         }
     }
 

@@ -40,6 +40,16 @@ extension PostgresChatStore: ChatStoreInspection {
         try read { session in try !session.query("SELECT 1 FROM messages WHERE chat = \(chat.rawValue) AND id = \(id.rawValue)").isEmpty }
     }
 
+    /// Per stored message, its `sent_at` and `received_at − sent_at` in milliseconds.
+    public func messageLatenciesMilliseconds() throws -> [(sentAt: Int64, latency: Int64)] {
+        try read { session in
+            try session.query("SELECT sent_at, received_at - sent_at FROM messages").map { row in
+                let (sentAt, latency) = try row.decode((Int64, Int64).self)
+                return (sentAt: sentAt, latency: latency)
+            }
+        }
+    }
+
     /// Every counter that exists or should, next to a recount from stored messages.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try read { session in

@@ -27,6 +27,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
             if let message = error.serverInfo?[.message] {
                 return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
             }
+            // A refused or broken connection: the socket's own words say more than the code.
+            if let underlying = error.underlying { return "\(error.code): \(underlying)" }
             return "\(error.code)"
         }
         return "\(error)"

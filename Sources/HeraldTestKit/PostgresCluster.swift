@@ -18,7 +18,9 @@ public final class PostgresCluster: Sendable {
     /// The role every database belongs to (trust authentication on loopback).
     public let user = "herald"
     private let directory: TemporaryDirectory
-    private let server: ChildProcess
+    private let running: Mutex<ChildProcess>
+    /// The shell line that starts the server with a watchdog (see ``init(durable:)``).
+    private let script: String
     private let databases = Atomic<Int>(0)
 
     /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
@@ -36,14 +38,35 @@ public final class PostgresCluster: Sendable {
         let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings).map(Self.quoted).joined(separator: " ")
         // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once
         // the test process is gone or the server exits.
-        let script = """
+        script = """
             \(command) & server=$!
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done
             kill -INT $server 2>/dev/null; wait $server
             """
-        server = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], logPath: directory.path("server.log"))
+        running = Mutex(try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], logPath: directory.path("server.log")))
+        try await waitUntilAccepting()
+    }
+
+    /// Stops the server (fast shutdown: sessions are cut, as when a database goes away) and waits
+    /// until it has exited. ``start()`` brings it back on the same port with the same data.
+    public func stop() async throws {
+        let stop = Self.runAsPrefix() + ["\(try Self.binaries())/pg_ctl", "stop", "-D", directory.path("data"), "-m", "fast", "-w"]
+        try Self.run(stop[0], Array(stop.dropFirst()))
+        // The watchdog shell ends once its server has.
+        _ = try await running.withLock { $0 }.waitForExit(timeout: .seconds(60))
+    }
+
+    /// Starts the server again after ``stop()``.
+    public func start() async throws {
+        let log = directory.path("server-\(UUID().uuidString.prefix(6)).log")
+        let server = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], logPath: log)
+        running.withLock { $0 = server }
+        try await waitUntilAccepting()
+    }
+
+    private func waitUntilAccepting() async throws {
         let port = port
-        let server = server
+        let server = running.withLock { $0 }
         try await eventually("PostgreSQL to accept connections on \(port)", timeout: .seconds(60)) {
             guard server.isRunning else { throw TestKitError("PostgreSQL exited: \(server.output)") }
             return Loopback.isListening(port: port)
@@ -107,9 +130,9 @@ public final class PostgresCluster: Sendable {
     }
 
     /// The server's log.
-    public var log: String { server.output }
+    public var log: String { running.withLock { $0.output } }
 
-    deinit { server.signal(SIGTERM) }
+    deinit { running.withLock { $0.signal(SIGTERM) } }
 
     /// Where the server binaries are: Debian's newest installed major version.
     static func binaries() throws -> String {

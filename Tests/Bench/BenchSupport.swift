@@ -26,10 +26,11 @@ struct Workload {
     /// The PostgreSQL cluster the Herald live and backlog phases store into (`--store postgres`); SQLite when `nil`.
     var postgres: PostgresCluster?
 
-    /// The latency phase's load: a quarter of the messages, at most 50,000.
-    func forLatency() -> Workload {
+    /// A latency phase's load at `rate` msg/s: ten seconds of it (at least 1,000 messages), at most a
+    /// quarter of the messages and at most 50,000.
+    func forLatency(rate: Double) -> Workload {
         var load = self
-        load.messages = min(messages / 4, 50_000)
+        load.messages = min(messages / 4, 50_000, max(1000, Int(rate * 10)))
         return load
     }
 
@@ -86,13 +87,14 @@ struct ProcessStats {
     }
 }
 
-/// Publishes `workload` through a real libmosquitto client, optionally paced, and waits for PUBACKs.
+/// Publishes `workload` through a real libmosquitto client and waits for PUBACKs. Paced, each message
+/// leaves at its own due time (`offset / rate` after the start), so the load is even rather than bursts.
 func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerSecond: Double? = nil) async throws {
     let client = try await TestMQTTClient(port: port, clientID: "bench-pub-\(UUID().uuidString.prefix(6))", maxInflight: 1000)
     let indices = range ?? 0..<workload.messages
     let start = ContinuousClock.now
     for (offset, index) in indices.enumerated() {
-        if let ratePerSecond, offset % 50 == 0 {
+        if let ratePerSecond {
             let due = start + .microseconds(Int64(Double(offset) / ratePerSecond * 1_000_000))
             if due > .now { try await Task.sleep(until: due, clock: .continuous) }
         }

@@ -8,8 +8,8 @@ import Glibc
 #endif
 import Synchronization
 
-/// Paced load at `rate`: publish→commit latency from the store (ms resolution), next to a plain
-/// C-client subscriber on the same broker (the baseline).
+/// Paced load at `rate` (every message at its own time, never in bursts): publish→commit latency
+/// from the store (ms resolution), next to a plain C-client subscriber on the same broker (the baseline).
 ///
 /// One second of the same load warms Herald up first and is reported apart: over the first ~150 ms
 /// of a new store, latency climbs to tens of milliseconds, and in a five-second phase that start
@@ -23,9 +23,10 @@ import Synchronization
 func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: TemporaryDirectory) async throws -> LatencyResult {
     let broker = try await MosquittoBroker()
     let name = deliver ? "latency" : "latency-queued"
-    let configuration = try workload.configuration(port: broker.port, storePath: directory.path("\(name).sqlite"), sinkDelivers: deliver)
-    let configPath = try directory.write("\(name).yaml", configuration.yaml)
-    let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name).log"))
+    var configuration = try workload.configuration(port: broker.port, storePath: directory.path("\(name)-\(Int(rate)).sqlite"), sinkDelivers: deliver)
+    configuration.storeURL = try workload.postgres?.createDatabase()
+    let configPath = try directory.write("\(name)-\(Int(rate)).yaml", configuration.yaml)
+    let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name)-\(Int(rate)).log"))
     try await herald.waitUntilConnected(connections: deliver ? 2 : 1)
     let notifications = LatencySamples()
     let subscriber = deliver ? try await TestMQTTClient(port: broker.port, subscriptions: ["users/+/notifications"]) { message in
@@ -36,7 +37,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let baseline = try await TestMQTTClient(port: broker.port, subscriptions: ["chats/+/messages"]) { message in
         baselineSamples.add(publishedIn: message.text, after: "\"body\":\"t=")
     }
-    let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
+    let store = try inspection(of: configuration)
 
     // Warm-up: one second of load under message ids after the workload's own.
     let warmUp = max(1, Int(rate))
@@ -120,10 +121,13 @@ func latencyReport(_ latency: LatencyResult, rate: Double, messages: Int) -> Str
     let outputs = latency.notification == nil ? "outputs queued, the sink down" : "the sink delivering every output"
     var lines = [
         "latency at \(format(rate)) msg/s (\(messages) messages after a one-second warm-up, \(outputs)):",
-        "  publish→commit        \(milliseconds(latency.commit)) (target p99 ≤ 20 ms; ms resolution)",
+        "  publish→commit        \(milliseconds(latency.commit)) (ms resolution)",
         "    warm-up, Herald's first second: \(milliseconds(latency.warmUpCommit))",
     ]
-    if let notification = latency.notification { lines.append("  publish→notification  \(microseconds(notification))") }
+    if let notification = latency.notification {
+        let ratio = Double(notification.valueAtPercentile(99)) / Double(max(1, latency.broker.valueAtPercentile(99)))
+        lines.append("  publish→notification  \(microseconds(notification)); p99 \(format(ratio, 1))× the plain subscriber's")
+    }
     lines.append("  baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))")
     lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages")
     return lines.joined(separator: "\n")

@@ -15,6 +15,8 @@ struct PhaseResult {
     var rate: Double
     var cpuPerThousand: Double?
     var peakRSSMiB: Double?
+    /// Peak RssAnon (the process's own pages), sampled, where the phase samples it.
+    var peakRssAnonMiB: Double?
     /// Where the CPU went, in the live phases.
     var liveCPU: LiveCPU?
     /// The PostgreSQL server's CPU seconds per 1000 messages, when the phase stored into PostgreSQL.
@@ -66,9 +68,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
             (try? Loopback.get(port: configuration.adminPort, path: "/v1/status"))?.contains("\"tail_clients\":1") == true
         }
     }
-    let store: any ChatStoreInspection = try configuration.storeURL.map {
-        try PostgresChatStore(settings: PostgresStoreSettings(url: $0), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
-    } ?? SQLiteChatStore(path: configuration.storePath, durability: .normal)
+    let store = try inspection(of: configuration)
     var publisher: Task<Void, any Error>?
     let started: ContinuousClock.Instant
     var cpuBefore = 0.0
@@ -88,9 +88,11 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
         started = .now
         publisher = Task { try await publish(workload, port: broker.port) }
     }
+    let memory = MemorySampler.start(pid: herald.child.pid)
     try await waitUntilCommitted(workload, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
+    let peaks = memory.finish()
     let heraldCPU = after.cpuSeconds - cpuBefore
     let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
     let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
@@ -99,6 +101,14 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
-                       peakRSSMiB: after.peakRSSMiB, liveCPU: liveCPU,
+                       peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, liveCPU: liveCPU,
                        databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 })
+}
+
+/// The store a phase's Herald writes to, opened for reading its figures: PostgreSQL when the
+/// configuration names a URL, else the SQLite file.
+func inspection(of configuration: TestConfiguration) throws -> any ChatStoreInspection {
+    try configuration.storeURL.map {
+        try PostgresChatStore(settings: PostgresStoreSettings(url: $0), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    } ?? SQLiteChatStore(path: configuration.storePath, durability: .normal)
 }

@@ -12,16 +12,17 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
-                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATE]
+                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATES]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
-        seconds per 1000 messages, peak RSS); and publish→commit latency at half of Herald's live rate, after a
-        one-second warm-up at that rate (reported apart), next to a plain C-client subscriber on the same broker
-        (the baseline), twice: with outputs queued (as in the throughput phases) and with the sink delivering
-        every output (adds publish→notification); and how fast
+        seconds per 1000 messages, peak RssAnon and RSS); and latency under an even load, after a one-second
+        warm-up at that rate (reported apart), next to a plain C-client subscriber on the same broker (the
+        baseline): publish→commit at half of Herald's live rate with outputs queued (as in the throughput
+        phases), and publish→commit and publish→notification with the sink delivering every output at 200 and
+        2,000 msg/s and at a quarter and a half of the live rate; and how fast
         the MQTT sink publishes the outputs that queued during an outage (outputs/s, CPU per 1000). Also: intake
         with a slow webhook receiver (50 ms per request) next to intake without it; a local WebSocket server
         pushing N messages and a REST server paging them 500 at a time, each next to the MQTT figures of the
@@ -34,13 +35,15 @@ if arguments.contains("--help") {
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --with-baseline      with --herald-only: also mosquitto_sub's backlog drain, and the ratio
-          --store postgres     Herald's live and backlog phases store into PostgreSQL (a cluster with fsync on,
-                               started for the run) instead of SQLite; their lines add the server's CPU per 1000
+          --store postgres     Herald's live, backlog and latency phases store into PostgreSQL (a cluster with
+                               fsync on, started for the run) instead of SQLite; the live and backlog lines add
+                               the server's CPU per 1000
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --sink-only          only the sink drain after an outage, for quick A/B runs
           --live-only          only mosquitto_sub and Herald live, with where each run's CPU went
-          --latency-only RATE  only the two latency phases, publishing at RATE msg/s
+          --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
+                               evenly at each of the comma-separated RATES msg/s
         """)
     exit(0)
 }
@@ -77,12 +80,14 @@ let routerOnly = try routerPhase(workload, directory: directory)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
       + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
 if arguments.contains("--router-only") { finish() }
-if let rate = option("--latency-only").flatMap(Double.init) {
-    // A quick look at latency alone, at a given publish rate.
-    let load = workload.forLatency()
-    for deliver in [false, true] {
-        step("latency at \(format(rate)) msg/s, \(load.messages) messages, " + (deliver ? "the sink delivering" : "outputs queued"))
-        print(latencyReport(try await latencyPhase(load, rate: rate, deliver: deliver, directory: directory), rate: rate, messages: load.messages))
+if let rates = option("--latency-only")?.split(separator: ",").compactMap({ Double($0) }), !rates.isEmpty {
+    // A quick look at latency alone, at the given publish rates.
+    for rate in rates {
+        let load = workload.forLatency(rate: rate)
+        for deliver in [false, true] {
+            step("latency at \(format(rate)) msg/s, \(load.messages) messages, " + (deliver ? "the sink delivering" : "outputs queued"))
+            print(latencyReport(try await latencyPhase(load, rate: rate, deliver: deliver, directory: directory), rate: rate, messages: load.messages))
+        }
     }
     finish()
 }
@@ -94,8 +99,11 @@ if arguments.contains("--herald-only") {
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
     func database(_ phase: PhaseResult) -> String { phase.databaseCPUPerThousand.map { ", PostgreSQL CPU \(format($0, 3)) s/1000" } ?? "" }
     print("store: \(workload.postgres == nil ? "SQLite" : "PostgreSQL (fsync on)")")
-    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000\(database(live)), RSS \(format(live.peakRSSMiB ?? 0, 1)) MiB)   "
-          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), RSS \(format(backlog.peakRSSMiB ?? 0, 1)) MiB)")
+    func memory(_ phase: PhaseResult) -> String {
+        "RssAnon \(format(phase.peakRssAnonMiB ?? 0, 1)) MiB, RSS \(format(phase.peakRSSMiB ?? 0, 1)) MiB"
+    }
+    print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000\(database(live)), \(memory(live)))   "
+          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), \(memory(backlog)))")
     if arguments.contains("--with-baseline") {
         step("mosquitto_sub backlog")
         let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
@@ -145,18 +153,24 @@ step("WebSocket: a local server pushes \(workload.messages) messages")
 let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
 let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
-let latencyRate = heraldLive.rate / 2
-let latencyLoad = workload.forLatency()
-step("latency at \(format(latencyRate)) msg/s (half of Herald's live rate), \(latencyLoad.messages) messages, outputs queued")
-let latencyQueued = try await latencyPhase(latencyLoad, rate: latencyRate, deliver: false, directory: directory)
-step("latency at \(format(latencyRate)) msg/s, \(latencyLoad.messages) messages, the sink delivering every output")
-let latency = try await latencyPhase(latencyLoad, rate: latencyRate, deliver: true, directory: directory)
+let halfLive = heraldLive.rate / 2
+step("latency at \(format(halfLive)) msg/s (half of Herald's live rate), \(workload.forLatency(rate: halfLive).messages) messages, outputs queued")
+let latencyQueued = try await latencyPhase(workload.forLatency(rate: halfLive), rate: halfLive, deliver: false, directory: directory)
+/// Publish→notification, the sink delivering every output: at fixed light and moderate rates, and at a
+/// quarter and a half of Herald's live rate.
+var latencies: [(rate: Double, result: LatencyResult)] = []
+for rate in [200, 2000, heraldLive.rate / 4, halfLive] {
+    let load = workload.forLatency(rate: rate)
+    step("latency at \(format(rate)) msg/s, \(load.messages) messages, the sink delivering every output")
+    latencies.append((rate, try await latencyPhase(load, rate: rate, deliver: true, directory: directory)))
+}
 
 func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Double) -> String {
     let ratio = herald.rate / sub.rate
     return "\(name.padding(toLength: 8, withPad: " ", startingAt: 0)) Herald \(format(herald.rate).leftPad(7)) msg/s   "
         + "mosquitto_sub \(format(sub.rate).leftPad(7)) msg/s   ratio \(format(ratio, 2)) (target ≥ \(format(target, 1)))   "
-        + "CPU \(format(herald.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RSS \(format(herald.peakRSSMiB ?? 0, 1)) MiB (target ≤ 64)"
+        + "CPU \(format(herald.cpuPerThousand ?? 0, 3)) s/1000 msgs   peak RssAnon \(format(herald.peakRssAnonMiB ?? 0, 1)) MiB (target ≤ 32), "
+        + "RSS \(format(herald.peakRSSMiB ?? 0, 1)) MiB"
 }
 
 /// Where the live phases' CPU went, and the live rate the cores could carry at Herald's cost.
@@ -192,7 +206,9 @@ print("""
     \(sinkDrain.report)
     \(upstreamRow("WebSocket", webSocket))
     \(upstreamRow("REST", rest))
-    \(latencyReport(latencyQueued, rate: latencyRate, messages: latencyLoad.messages))
-    \(latencyReport(latency, rate: latencyRate, messages: latencyLoad.messages))
+    latency targets: publish→commit p99 ≤ 20 ms (SQLite) and ≤ 30 ms (PostgreSQL) at half the live rate; publish→notification
+    p50 ≤ 5 ms and p99 ≤ 20 ms at 200 msg/s, p99 ≤ 50 ms at 2,000 msg/s, p99 within 2× the plain subscriber's at a quarter of the live rate
+    \(latencyReport(latencyQueued, rate: halfLive, messages: workload.forLatency(rate: halfLive).messages))
+    \(latencies.map { latencyReport($0.result, rate: $0.rate, messages: workload.forLatency(rate: $0.rate).messages) }.joined(separator: "\n"))
     """)
 finish()

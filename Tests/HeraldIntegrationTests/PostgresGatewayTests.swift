@@ -36,6 +36,47 @@ struct PostgresGatewayTests {
         for peer in [observer, client] { try await peer.close() }
     }
 
+    /// The database goes away under load and comes back: nothing is acknowledged meanwhile, readiness
+    /// says why, and Herald resumes by itself with every message stored once and every notification sent.
+    @Test func aDatabaseOutageIsWaitedOutWithNothingLostOrDoubled() async throws {
+        let cluster = try await PostgresCluster()  // its own: this test stops it
+        let url = try cluster.createDatabase()
+        let fixture = try await GatewayFixture(storeURL: url)
+        try await fixture.startHerald()
+        let ready = fixture.configuration.adminURL + "/readyz"
+        try await eventually("ready") { (try? await fetch(ready).status) == 200 }
+        let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/notifications"])
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        func publish(_ range: Range<Int>) throws {
+            for index in range {
+                try client.publish("chats/c\(index % 5)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_763_800_000_000 + Int64(index)))
+            }
+        }
+        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try publish(0..<50)
+        try await eventually("the first 50 stored") { try store.statistics().messages == 50 }
+
+        try await cluster.stop()
+        try publish(50..<100)
+        try await client.waitForAcknowledgements(100)  // the broker holds them for Herald
+        try await eventually("not ready, naming the store", timeout: .seconds(30)) {
+            guard let response = try? await fetch(ready) else { return false }
+            return response.status == 503 && response.body.contains("store not writable") && response.body.contains("cannot connect to PostgreSQL")
+        }
+        try await eventually("a commit to fail and be logged") { fixture.logs.contains("Commit failed; nothing of it was acknowledged") }
+
+        try await cluster.start()
+        try await eventually("all 100 stored after the outage", timeout: .seconds(90)) { (try? store.statistics().messages) == 100 }
+        try await eventually("ready again", timeout: .seconds(30)) { (try? await fetch(ready).status) == 200 }
+        #expect(try store.badge(for: "bob").unread == 100, "every message counted once")
+        #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
+        try await observer.waitForMessages("a notification for every message", timeout: .seconds(60)) { received in
+            Set(received.compactMap { $0.text.firstMatch(of: /"message_id":"(m\d+)"/).map { String($0.1) } }).count == 100
+        }
+        #expect(fixture.herald?.child.isRunning == true, "the gateway waited the outage out")
+        for peer in [observer, client] { try await peer.close() }
+    }
+
     @Test func anUnreachableServerStopsStartWithOneClearLine() async throws {
         let port = try Loopback.freePort()
         let fixture = try await GatewayFixture(storeURL: "postgres://herald@127.0.0.1:\(port)/chats")

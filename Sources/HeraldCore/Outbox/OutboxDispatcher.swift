@@ -9,6 +9,10 @@ public import ServiceLifecycle
 /// the sink is down. Entries leave the outbox only when the sink confirms them, so they survive
 /// restarts. On graceful shutdown it keeps flushing until the outbox is empty or the drain deadline
 /// passes; whatever is left is delivered after the next start.
+///
+/// The store is read and written through ``BlockingCalls``. When the store fails (a PostgreSQL server
+/// that is down), the dispatcher logs it at a limited rate, waits with jittered backoff and goes on
+/// where it was: a store outage never stops the gateway.
 public final class OutboxDispatcher: Service {
     let sink: any SinkAdapter
     let store: any ChatStore
@@ -20,11 +24,15 @@ public final class OutboxDispatcher: Service {
     let failedTotal: Counter
     let deadLetteredTotal: Counter
     let clock: any WallClock
+    let blocking: BlockingCalls
+    let storeFailures: Counter
+    private let storeFailureLog = RateLimitedLog(intervalMilliseconds: 10_000)
 
     /// Creates a dispatcher for `sink`.
     public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
-                metrics: any MetricsFactory, clock: any WallClock = SystemClock(), batchSize: Int = 256,
-                drainTimeout: Duration = .seconds(5)) {
+                metrics: any MetricsFactory, clock: any WallClock = SystemClock(), blocking: BlockingCalls = BlockingCalls(),
+                batchSize: Int = 256, drainTimeout: Duration = .seconds(5)) {
+        self.blocking = blocking
         self.clock = clock
         self.sink = sink
         self.store = store
@@ -36,46 +44,81 @@ public final class OutboxDispatcher: Service {
         deliveredTotal = Counter(label: "herald_sink_delivered_total", dimensions: dimensions, factory: metrics)
         failedTotal = Counter(label: "herald_sink_failed_total", dimensions: dimensions, factory: metrics)
         deadLetteredTotal = Counter(label: "herald_sink_dead_lettered_total", dimensions: dimensions, factory: metrics)
+        storeFailures = Counter(label: "herald_outbox_store_failures_total", dimensions: dimensions, factory: metrics)
     }
 
     /// Delivers until graceful shutdown, then drains.
     public func run() async throws {
         let shutdown = ShutdownSignal()
         let subscription = subscription
-        try await withGracefulShutdownHandler {
-            try await deliverLoop(shutdown: shutdown)
+        await withGracefulShutdownHandler {
+            var backoff = Backoff(baseSeconds: 0.2, capSeconds: 15)
+            var position = DeliveryPosition()
+            while !Task.isCancelled {
+                do {
+                    try await deliverLoop(shutdown: shutdown, position: &position)
+                    return
+                } catch {
+                    if position.storeAnswered { backoff.reset() }
+                    position.storeAnswered = false
+                    storeFailures.increment()
+                    let delay = backoff.nextDelaySeconds()
+                    if let suppressed = storeFailureLog.admit(key: "store", now: clock.now()) {
+                        logger.error("Outbox: the store failed; delivery resumes when it answers.", metadata: [
+                            "sink": "\(sink.name)", "error": "\(error)", "retry_in_s": "\(String(format: "%.2f", delay))",
+                            "suppressed": "\(suppressed)",
+                        ])
+                    }
+                    if shutdown.isTriggered { return }
+                    await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
+                }
+            }
         } onGracefulShutdown: {
             shutdown.trigger()
             subscription.wake()
         }
     }
 
-    private func deliverLoop(shutdown: ShutdownSignal) async throws {
-        var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
-        var drainDeadline: ContinuousClock.Instant?
-        // Delivered entries are purged in ranges, at most every `purgeInterval` or when idle, so the
-        // dispatcher does not take the store's single writer (and an fsync) for every batch. After a
-        // crash the unpurged tail is delivered again: at least once, as promised.
+    /// How far delivery got: what the sink confirmed and what was purged from the outbox. Kept across
+    /// store failures, so delivery goes on where it was.
+    struct DeliveryPosition {
         var delivered: Int64 = 0
         var purged: Int64 = 0
+        /// The store answered since the last failure (the next failure starts the backoff over).
+        var storeAnswered = false
+    }
+
+    private func deliverLoop(shutdown: ShutdownSignal, position: inout DeliveryPosition) async throws {
+        var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
+        var drainDeadline: ContinuousClock.Instant?
+        // Delivered entries are purged in ranges, at most every 250 ms or when idle, so the dispatcher
+        // does not take the store's single writer (and an fsync) for every batch. After a crash the
+        // unpurged tail is delivered again: at least once, as promised.
+        var delivered = position.delivered
         var lastPurge = ContinuousClock.now
-        func purge() throws {
-            guard delivered > purged else { return }
-            try store.removeOutputs(sink: sink.name, through: delivered)
-            purged = delivered
+        let store = store, sinkName = sink.name, blocking = blocking
+        func purge() async throws {
+            position.delivered = delivered
+            guard delivered > position.purged else { return }
+            let through = delivered
+            try await blocking.run { try store.removeOutputs(sink: sinkName, through: through) }
+            position.purged = through
             lastPurge = .now
         }
-        defer { try? purge() }
         while !Task.isCancelled {
+            position.delivered = delivered
             if shutdown.isTriggered, drainDeadline == nil { drainDeadline = .now + drainTimeout }
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
                 logger.warning("Outbox not fully drained before shutdown; the rest is delivered after restart.",
                                metadata: ["sink": "\(sink.name)"])
+                try await purge()
                 return
             }
-            let batch = try store.pendingOutputs(sink: sink.name, after: delivered, limit: batchSize)
+            let after = delivered, limit = batchSize
+            let batch = try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
+            position.storeAnswered = true
             if batch.isEmpty {
-                try purge()
+                try await purge()
                 if drainDeadline != nil { return }
                 await subscription.wait(timeout: .seconds(1))
                 continue
@@ -95,15 +138,17 @@ public final class OutboxDispatcher: Service {
             }
             guard failure.confirmed < batch.count else {
                 backoff.reset()
-                if ContinuousClock.now - lastPurge > .milliseconds(250) { try purge() }
+                if ContinuousClock.now - lastPurge > .milliseconds(250) { try await purge() }
                 continue
             }
             let head = batch[failure.confirmed]
-            try purge()
+            try await purge()
             if failure.undeliverable {
-                try store.deadLetterOutput(head, sink: sink.name, rejection: Rejection(.undeliverable, failure.description), at: clock.now())
+                let rejection = Rejection(.undeliverable, failure.description), now = clock.now()
+                try await blocking.run { try store.deadLetterOutput(head, sink: sinkName, rejection: rejection, at: now) }
                 delivered = head.sequence
-                purged = max(purged, delivered)
+                position.delivered = delivered
+                position.purged = max(position.purged, delivered)
                 deadLetteredTotal.increment()
                 logger.error("Output dead-lettered: the sink cannot deliver it.", metadata: [
                     "sink": "\(sink.name)", "sequence": "\(head.sequence)", "kind": "\(head.kind.rawValue)",
@@ -112,13 +157,17 @@ public final class OutboxDispatcher: Service {
                 continue
             }
             failedTotal.increment()
-            try store.recordFailedAttempt(sink: sink.name, sequences: [head.sequence])
+            try await blocking.run { try store.recordFailedAttempt(sink: sinkName, sequences: [head.sequence]) }
             let delay = failure.retryAfterSeconds ?? backoff.nextDelaySeconds()
             logger.warning("Sink delivery failed; retrying.", metadata: [
                 "sink": "\(sink.name)", "error": "\(failure)", "retry_in_s": "\(String(format: "%.2f", delay))",
             ])
-            if drainDeadline != nil { return }
+            if drainDeadline != nil {
+                try await purge()
+                return
+            }
             await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
         }
+        try await purge()
     }
 }

@@ -35,6 +35,7 @@ public struct Gateway: Sendable {
         let store = try openStore(configuration.store, logger)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
+        let blocking = BlockingCalls()
         let totals = IngestTotals()
         let tap = EventTap()
         let router = EventRouter(
@@ -49,7 +50,7 @@ public struct Gateway: Sendable {
             let sinkLogger = logger.with("sink", sink.name)
             services.append(.init(service: AdapterService(sink: sink, context: SinkContext(logger: sinkLogger, shutdown: ShutdownSignal()))))
             services.append(.init(service: OutboxDispatcher(
-                sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics, clock: clock,
+                sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics, clock: clock, blocking: blocking,
                 batchSize: configuration.outbox.batchSize,
                 drainTimeout: .milliseconds(Int64(configuration.outbox.drainTimeoutSeconds * 1000)))))
         }
@@ -61,9 +62,9 @@ public struct Gateway: Sendable {
             health.append((section.name, context.health))
             services.append(.init(service: AdapterService(source: source, context: context)))
         }
-        services.append(.init(service: ProgressReporter(totals: totals, store: store, logger: logger)))
-        let parts = GatewayParts(configuration: configuration, store: store, tap: tap, totals: totals, sourceHealth: health,
-                                 clock: clock, metrics: metrics, logger: logger)
+        services.append(.init(service: ProgressReporter(totals: totals, store: store, blocking: blocking, logger: logger)))
+        let parts = GatewayParts(configuration: configuration, store: store, blocking: blocking, tap: tap, totals: totals,
+                                 sourceHealth: health, clock: clock, metrics: metrics, logger: logger)
         services += try extensions(parts).map { .init(service: $0) }
 
         var groupConfiguration = ServiceGroupConfiguration(
@@ -97,6 +98,8 @@ public struct GatewayParts: Sendable {
     public let configuration: HeraldConfiguration
     /// The chat store.
     public let store: any GatewayStore
+    /// Where async code runs the store's blocking calls.
+    public let blocking: BlockingCalls
     /// Committed events for live tail clients.
     public let tap: EventTap
     /// Running totals.

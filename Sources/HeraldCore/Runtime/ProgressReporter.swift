@@ -6,12 +6,14 @@ public import ServiceLifecycle
 public struct ProgressReporter: Service {
     let totals: IngestTotals
     let store: any ChatStore
+    let blocking: BlockingCalls
     let logger: Logger
     let interval: Duration
 
-    /// Creates the reporter.
-    public init(totals: IngestTotals, store: any ChatStore, logger: Logger, interval: Duration = .seconds(10)) {
+    /// Creates the reporter; it reads the outbox depth through `blocking`.
+    public init(totals: IngestTotals, store: any ChatStore, blocking: BlockingCalls, logger: Logger, interval: Duration = .seconds(10)) {
         self.totals = totals
+        self.blocking = blocking
         self.store = store
         self.logger = logger
         self.interval = interval
@@ -25,7 +27,8 @@ public struct ProgressReporter: Service {
             try? await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
             let now = totals.snapshot()
             guard now != last, !Task.isShuttingDownGracefully else { continue }
-            let depth = (try? store.outboxDepth().values.reduce(0, +)) ?? -1
+            let store = store
+            let depth = (try? await blocking.run { try store.outboxDepth().values.reduce(0, +) }) ?? -1
             logger.info("Ingest progress.", metadata: [
                 "events_per_s": "\(String(format: "%.0f", Double(now.applied + now.duplicates - last.applied - last.duplicates) / seconds))",
                 "applied": "\(now.applied)", "duplicates": "\(now.duplicates)", "dead_lettered": "\(now.deadLettered)",

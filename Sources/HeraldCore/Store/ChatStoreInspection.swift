@@ -8,6 +8,9 @@ public protocol ChatStoreInspection: ChatStore {
     func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]
     /// Whether a message is committed: one key lookup, cheap enough to poll.
     func containsMessage(chat: ChatID, id: MessageID) throws -> Bool
+    /// Per stored message, its `sent_at` and `received_at − sent_at` (apply time minus send time),
+    /// both in milliseconds: the benchmark's publish→commit latency.
+    func messageLatenciesMilliseconds() throws -> [(sentAt: Int64, latency: Int64)]
 }
 
 /// The lines of ``ChatStoreInspection/modelSnapshot()``: one per row, fields separated by `|`.

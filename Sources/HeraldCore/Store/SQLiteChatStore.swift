@@ -86,6 +86,13 @@ public final class SQLiteChatStore: ChatStoreInspection {
         }
     }
 
+    /// Per stored message, its `sent_at` and `received_at − sent_at` in milliseconds.
+    public func messageLatenciesMilliseconds() throws -> [(sentAt: Int64, latency: Int64)] {
+        try pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT sent_at, received_at - sent_at FROM messages").map { (sentAt: $0[0], latency: $0[1]) }
+        }
+    }
+
     /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks:
     /// members that count (declared if the chat was created, else inferred) and every stored counter.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
@@ -131,16 +138,6 @@ public final class SQLiteChatStore: ChatStoreInspection {
                 lines.append(ModelSnapshotLine.unread(user: row[0], chat: row[1], count: row[2]))
             }
             return lines.sorted()
-        }
-    }
-}
-
-extension SQLiteChatStore {
-    /// Per stored message, its `sent_at` and `received_at − sent_at` (apply time minus send time),
-    /// both in milliseconds, for the benchmark's publish→commit latency.
-    public func messageLatenciesMilliseconds() throws -> [(sentAt: Int64, latency: Int64)] {
-        try pool.read { db in
-            try Row.fetchAll(db, sql: "SELECT sent_at, received_at - sent_at FROM messages").map { (sentAt: $0[0], latency: $0[1]) }
         }
     }
 }

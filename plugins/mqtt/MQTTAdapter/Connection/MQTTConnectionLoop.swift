@@ -110,7 +110,12 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 metrics?.connectionFailures.increment()
                 if let stableSince, ContinuousClock.now - stableSince > .seconds(30) { backoff.reset() }
                 let delay = backoff.nextDelaySeconds()
-                logger.warning("MQTT connection failed; reconnecting.", metadata: [
+                // A failed commit ends the session too: dropping the connection unwritten is what keeps
+                // the burst unacknowledged, so the broker delivers it again after the reconnect.
+                let message: Logger.Message = error is IngestError
+                    ? "Commit failed; nothing of it was acknowledged. Reconnecting, so that the broker delivers it again."
+                    : "MQTT connection failed; reconnecting."
+                logger.warning(message, metadata: [
                     "broker": "\(options.host):\(options.port)", "error": "\(error)",
                     "retry_in_s": "\(String(format: "%.2f", delay))",
                 ])
