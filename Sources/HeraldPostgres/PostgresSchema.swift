@@ -64,6 +64,7 @@ enum PostgresSchema {
                 PRIMARY KEY (source, key))
             """,
         ]),
+        (2, "herald_write_batch: a batch's writes in one statement", [PostgresWriteFunction.definition]),
     ]
 
     /// The newest version this binary knows.

@@ -8,52 +8,57 @@ import PostgresNIO
 struct PostgresTransaction: ChatTransaction {
     let session: PostgresSession
 
+    /// The slice in one statement: each part of it is a branch of a `UNION ALL`, told apart by `kind`.
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice {
         var slice = StateSlice()
         let chats = keys.chats.map(\.rawValue)
         let messageChats = keys.messages.map(\.chat.rawValue)
         let messageIDs = keys.messages.map(\.id.rawValue)
-        for row in try session.query("""
-            SELECT m.chat, m.id, m.sent_at, m.sender FROM unnest(\(messageChats)::text[], \(messageIDs)::text[]) AS k(chat, id)
-            JOIN messages m ON m.chat = k.chat AND m.id = k.id
-            """) {
-            let (chat, id, sentAt, sender) = try row.decode((String, String, Int64, String).self)
-            slice.messages[MessageRef(chat: ChatID(chat), id: MessageID(id))] =
-                StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: sentAt), id: MessageID(id)), sender: UserID(sender))
-        }
-        for row in try session.query("""
-            SELECT k.chat, n.sent_at, n.id FROM unnest(\(chats)::text[]) AS k(chat)
-            CROSS JOIN LATERAL (SELECT sent_at, id FROM messages WHERE chat = k.chat ORDER BY sent_at DESC, id DESC LIMIT 1) n
-            """) {
-            let (chat, sentAt, id) = try row.decode((String, Int64, String).self)
-            slice.newestMessage[ChatID(chat)] = MessageKey(sentAt: Timestamp(milliseconds: sentAt), id: MessageID(id))
-        }
-        for row in try session.query("""
-            SELECT c.chat, c.declared, m.user_id, m.declared, m.inferred FROM chats c LEFT JOIN chat_members m ON m.chat = c.chat
-            WHERE c.chat = ANY(\(chats))
-            """) {
-            let (chat, declared, user, declaredMember, inferredMember) = try row.decode((String, Bool, String?, Bool?, Bool?).self)
-            var membership = slice.memberships[ChatID(chat)] ?? ChatMembership(declared: declared, declaredMembers: [], inferredMembers: [])
-            if let user {
-                if declaredMember == true { membership.declaredMembers.insert(UserID(user)) }
-                if inferredMember == true { membership.inferredMembers.insert(UserID(user)) }
+        let rows = try session.query("""
+            WITH named AS (SELECT * FROM unnest(\(messageChats)::text[], \(messageIDs)::text[]) AS k(chat, id)),
+                 touched AS (SELECT * FROM unnest(\(chats)::text[]) AS k(chat))
+            SELECT 0, m.chat, m.id::text, m.sender, m.sent_at, NULL::bool, NULL::bool, NULL::bool
+                FROM named k JOIN messages m ON m.chat = k.chat AND m.id = k.id
+            UNION ALL SELECT 1, k.chat, n.id::text, NULL, n.sent_at, NULL, NULL, NULL
+                FROM touched k CROSS JOIN LATERAL (SELECT sent_at, id FROM messages WHERE chat = k.chat ORDER BY sent_at DESC, id DESC LIMIT 1) n
+            UNION ALL SELECT 2, c.chat, NULL, m.user_id, NULL, c.declared, m.declared, m.inferred
+                FROM chats c LEFT JOIN chat_members m ON m.chat = c.chat WHERE c.chat IN (SELECT chat FROM touched)
+            UNION ALL SELECT 3, chat, message_id::text, user_id, sent_at, NULL, NULL, NULL
+                FROM read_positions WHERE chat IN (SELECT chat FROM touched)
+            UNION ALL SELECT 4, chat, NULL, user_id, until, NULL, NULL, NULL
+                FROM presence WHERE chat IN (SELECT chat FROM touched)
+            UNION ALL SELECT 5, p.chat, p.message_id::text, p.user_id, p.read_at, NULL, NULL, NULL
+                FROM named k JOIN pending_reads p ON p.chat = k.chat AND p.message_id = k.id
+            """)
+        for row in rows {
+            let (kind, chatName, id, user, time, declared, declaredMember, inferredMember) =
+                try row.decode((Int, String, String?, String?, Int64?, Bool?, Bool?, Bool?).self)
+            let chat = ChatID(chatName)
+            switch kind {
+            case 0:
+                guard let id, let user, let time else { continue }
+                slice.messages[MessageRef(chat: chat, id: MessageID(id))] =
+                    StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: time), id: MessageID(id)), sender: UserID(user))
+            case 1:
+                guard let id, let time else { continue }
+                slice.newestMessage[chat] = MessageKey(sentAt: Timestamp(milliseconds: time), id: MessageID(id))
+            case 2:
+                var membership = slice.memberships[chat] ?? ChatMembership(declared: declared == true, declaredMembers: [], inferredMembers: [])
+                if let user {
+                    if declaredMember == true { membership.declaredMembers.insert(UserID(user)) }
+                    if inferredMember == true { membership.inferredMembers.insert(UserID(user)) }
+                }
+                slice.memberships[chat] = membership
+            case 3:
+                guard let id, let user, let time else { continue }
+                slice.readPositions[chat, default: [:]][UserID(user)] = MessageKey(sentAt: Timestamp(milliseconds: time), id: MessageID(id))
+            case 4:
+                guard let user, let time else { continue }
+                slice.presence[chat, default: [:]][UserID(user)] = Timestamp(milliseconds: time)
+            default:
+                guard let id, let user, let time else { continue }
+                slice.pendingReads[MessageRef(chat: chat, id: MessageID(id)), default: [:]][UserID(user)] = Timestamp(milliseconds: time)
             }
-            slice.memberships[ChatID(chat)] = membership
-        }
-        for row in try session.query("SELECT chat, user_id, sent_at, message_id FROM read_positions WHERE chat = ANY(\(chats))") {
-            let (chat, user, sentAt, id) = try row.decode((String, String, Int64, String).self)
-            slice.readPositions[ChatID(chat), default: [:]][UserID(user)] = MessageKey(sentAt: Timestamp(milliseconds: sentAt), id: MessageID(id))
-        }
-        for row in try session.query("SELECT chat, user_id, until FROM presence WHERE chat = ANY(\(chats))") {
-            let (chat, user, until) = try row.decode((String, String, Int64).self)
-            slice.presence[ChatID(chat), default: [:]][UserID(user)] = Timestamp(milliseconds: until)
-        }
-        for row in try session.query("""
-            SELECT p.chat, p.message_id, p.user_id, p.read_at FROM unnest(\(messageChats)::text[], \(messageIDs)::text[]) AS k(chat, id)
-            JOIN pending_reads p ON p.chat = k.chat AND p.message_id = k.id
-            """) {
-            let (chat, id, user, readAt) = try row.decode((String, String, String, Int64).self)
-            slice.pendingReads[MessageRef(chat: ChatID(chat), id: MessageID(id)), default: [:]][UserID(user)] = Timestamp(milliseconds: readAt)
         }
         return slice
     }
