@@ -5,10 +5,10 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps test-deps build run test bench clean
+.PHONY: help deps test-deps build run test lint-docs docs bench clean
 
 help: ## List the targets.
-	@grep -E '^[a-z]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-7s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
 
 deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-dev, libsqlite3-dev, mosquitto, mosquitto-clients).
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
@@ -40,7 +40,7 @@ run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then ru
 	.build/debug/herald check --config $(CONFIG)
 	exec .build/debug/herald run --config $(CONFIG)
 
-test: test-deps ## Build and run the whole test suite (unit + integration against real mosquitto brokers the tests start).
+test: test-deps lint-docs ## Check the docs, then build and run the whole test suite (unit + integration against real mosquitto brokers and PostgreSQL clusters the tests start).
 	$(SWIFT) build --build-tests
 	@# The output is also kept, so that a failed run ends with its failures: a CI log read from its end
 	@# then names the tests that failed instead of the last suites that passed.
@@ -50,7 +50,13 @@ test: test-deps ## Build and run the whole test suite (unit + integration agains
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
 
-bench: deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run.
+lint-docs: ## Check that every Markdown link inside the repository resolves and that nothing states history instead of the present.
+	python3 Tests/Tools/check_docs.py
+
+docs: build ## Regenerate docs/configuration.md from the code's option descriptions.
+	.build/debug/herald adapters --markdown > docs/configuration.md
+
+bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run: direct chats on SQLite, then 5-member groups, then PostgreSQL.
 	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
 	@# code that changed elsewhere (herald-bench once kept an old object size and corrupted its heap), so every
 	@# source file of Herald's own modules is marked changed and recompiled; the dependencies are not.
@@ -60,6 +66,11 @@ bench: deps ## Release build, then throughput/latency figures against mosquitto_
 	@# A cheap guard against stale inlined code: every constant-size class allocation must match the metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
 	.build/release/herald-bench --herald .build/release/herald
+	@echo; echo "5-member group chats (4 recipients per message), SQLite:"
+	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --members 5
+	@echo; echo "PostgreSQL (a cluster with fsync on, started for the run):"
+	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres
+	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres
 
 clean: ## Remove build output and local state (var/).
 	rm -rf .build var

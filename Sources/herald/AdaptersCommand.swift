@@ -9,14 +9,22 @@ struct AdaptersCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "adapters",
         abstract: "List the built-in source and sink adapters with their options, or print the config's JSON Schema.",
-        discussion: "Point your editor's YAML language server at the schema: herald adapters --json-schema > herald.schema.json")
+        discussion: """
+            Point your editor's YAML language server at the schema: herald adapters --json-schema > herald.schema.json
+            The configuration reference (docs/configuration.md) is the output of --markdown.
+            """)
 
     @Flag(help: "Print a JSON Schema of the whole config file instead.") var jsonSchema = false
+    @Flag(help: "Print the configuration reference as Markdown instead (docs/configuration.md).") var markdown = false
 
     func run() throws {
         let registry = BuiltinAdapters.registry
         if jsonSchema {
             print(ConfigurationSchema.text(registry: registry))
+            return
+        }
+        if markdown {
+            print(ConfigurationReference.markdown(registry: registry), terminator: "")
             return
         }
         for (title, descriptors) in [("Sources", registry.sources.values.map { ($0.type, $0.summary, $0.options) }),

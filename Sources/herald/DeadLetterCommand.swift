@@ -67,7 +67,11 @@ struct DeadLetterCommand: AsyncParsableCommand {
             var normalisers: [String: any ReplayNormaliser] = [:]
             for section in configuration.sources { normalisers[section.name] = try section.settings.makeReplayNormaliser(name: section.name) }
             let summary = try DeadLetterReplayer(store: store, router: router, normalisers: normalisers, clock: SystemClock())
-                .replay(limit: limit, adapter: adapter)
+                .replay(limit: limit, adapter: adapter) { done, total in
+                    // Long work says how far it is; a handful of rows needs no progress line.
+                    guard total > DeadLetterReplayer.progressInterval else { return }
+                    FileHandle.standardError.write(Data("Replaying dead letters: \(done) of \(total)\n".utf8))
+                }
             print("Replayed \(summary.replayed); still failing \(summary.stillFailing.count); unknown adapter \(summary.unknownAdapter).")
             for failure in summary.stillFailing.prefix(20) { print("  \(failure.id): \(failure.rejection)") }
         }

@@ -10,12 +10,14 @@ struct HeraldCommand: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Message ingestion gateway for chat systems.",
         discussion: """
-            Herald takes chat events in from sources (MQTT today), normalises them into source-agnostic \
-            events (message.received, messages.read, chat.created, chat.opened/closed), applies each batch to \
-            the chat store (a SQLite file, or PostgreSQL) in one transaction with the outputs it produces, and delivers those outputs \
-            (notifications, live messages, read receipts, badges) through sinks.
+            Herald takes chat events in from sources (MQTT brokers, WebSocket streams, polled REST endpoints, \
+            plugin processes), normalises them into source-agnostic events (message.received, messages.read, \
+            chat.created, chat.opened/closed), applies each batch to the chat store (a SQLite file, or PostgreSQL) \
+            in one transaction with the outputs it produces, and delivers those outputs (notifications, live \
+            messages, read receipts, badges) through sinks (MQTT, signed webhooks).
 
-            Quick start: `make run`, then see README.md. Config reference: README.md#configuration.
+            Start: `make run` in the source tree, or `herald run --config FILE`. Every config key: \
+            docs/configuration.md (or `herald adapters`); operations: docs/operations.md.
             """,
         version: version,
         subcommands: [RunCommand.self, CheckCommand.self, TailCommand.self, StatusCommand.self, DeadLetterCommand.self, BadgeCommand.self,

@@ -17,7 +17,7 @@ struct RunCommand: AsyncParsableCommand {
 
     @OptionGroup var config: ConfigOption
 
-    @Option(help: "Override log.level (trace, debug, info, notice, warning, error, critical).")
+    @Option(help: "Override log.level for this run.")
     var logLevel: Logger.Level?
 
     func run() async throws {

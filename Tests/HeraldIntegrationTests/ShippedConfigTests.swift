@@ -64,6 +64,18 @@ struct ConfigurationSchemaTests {
         #expect(lines.last?.hasPrefix("invalid broken.yaml") == true, "only the misspelled key differs: \(validate.output)")
     }
 
+    @Test func theConfigurationReferenceIsTheCodesOwn() async throws {
+        let directory = try TemporaryDirectory()
+        let reference = try ChildProcess(executable: HeraldProcess.binary, arguments: ["adapters", "--markdown"],
+                                         logPath: directory.path("configuration.md"))
+        #expect(try await reference.waitForExit() == 0)
+        let committed = try String(contentsOf: ShippedConfigTests.root.appendingPathComponent("docs/configuration.md"), encoding: .utf8)
+        #expect(reference.output == committed, "docs/configuration.md differs from `herald adapters --markdown`: run `make docs`")
+        for key in ["`cache_mib`", "`subscriptions[].topic`", "`tls.ca_file`", "`type: webhook` (sink)", "`reconnect_budget_s`"] {
+            #expect(committed.contains(key), "\(key)")
+        }
+    }
+
     @Test func adaptersListsEveryAdapterWithItsOptions() async throws {
         let directory = try TemporaryDirectory()
         let list = try ChildProcess(executable: HeraldProcess.binary, arguments: ["adapters"], logPath: directory.path("adapters.txt"))

@@ -8,28 +8,28 @@ public enum ConfigurationSchema {
     /// The core sections' options.
     public static let sections: [String: [AdapterOption]] = [
         "store": [
-            AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode)"),
-            AdapterOption("durability", .choice(["full", "normal"]), default: "full", "full: fsync every commit; normal: survives kill -9"),
-            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "The writer's page cache, MiB (1…4096)"),
-            AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…]: PostgreSQL instead of path (no password here)"),
+            AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode); its folder is created"),
+            AdapterOption("durability", .choice(["full", "normal"]), default: "full", "SQLite: full syncs every commit (survives power loss); normal survives a killed process but may lose the last commits on power loss"),
+            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats"),
+            AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…] selects PostgreSQL instead of path; never a password here. TLS is verify-full unless the host is loopback"),
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password"),
             AdapterOption("password_env", .string, default: PostgresStoreSettings.defaultPasswordEnvironment,
                           "Environment variable holding the PostgreSQL password when no password_file is set"),
         ],
         "router": [
             AdapterOption("presence_ttl_s", .number, default: "300", "How long chat.opened lasts without renewal"),
-            AdapterOption("preview_length", .integer, default: "120", "Notification preview, characters"),
+            AdapterOption("preview_length", .integer, default: "120", "Notification preview, characters (10–10000)"),
         ],
         "outbox": [
-            AdapterOption("batch_size", .integer, default: "1000", "Outputs handed to a sink at once"),
+            AdapterOption("batch_size", .integer, default: "1000", "Outputs handed to a sink at once (1–10000)"),
             AdapterOption("drain_timeout_s", .number, default: "5", "Seconds to keep delivering after SIGTERM"),
         ],
         "log": [AdapterOption("level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info", "Log level")],
         "admin": [
             AdapterOption("enabled", .boolean, default: "true", "Serve the admin API"),
             AdapterOption("listen", .string, default: "127.0.0.1:9464", "host:port; anything but loopback requires a token"),
-            AdapterOption("token", .string, "Bearer token (use ${ENV_VAR})"),
-            AdapterOption("token_file", .string, "File holding the token"),
+            AdapterOption("token", .string, "Bearer token every endpoint but /healthz requires (use ${ENV_VAR})"),
+            AdapterOption("token_file", .string, "File holding the token (its first line); exclusive with token"),
             AdapterOption("reconnect_budget_s", .number, default: "10", "/readyz tolerates a source reconnecting this long"),
         ],
     ]

@@ -108,6 +108,27 @@ public struct StoreSection: Decodable, Sendable {
             _ = try postgresSettings(environment: [:])
         } else if passwordFile != nil {
             throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: "password_file")
+        } else {
+            try validateFolder()
+        }
+    }
+
+    /// The SQLite file's folder must exist or be creatable: its nearest existing ancestor is a folder
+    /// Herald may write into.
+    private func validateFolder() throws(ConfigurationError) {
+        var folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        var isFolder: ObjCBool = false
+        while !FileManager.default.fileExists(atPath: folder.path, isDirectory: &isFolder), folder.path != "/" {
+            folder.deleteLastPathComponent()
+        }
+        guard isFolder.boolValue else {
+            throw ConfigurationError("\(folder.path) is a file, so the store's folder cannot be created there; choose another path",
+                                     keyPath: "path")
+        }
+        let missing = folder.path != URL(fileURLWithPath: path).deletingLastPathComponent().path
+        guard FileManager.default.isWritableFile(atPath: folder.path) || !missing && FileManager.default.isWritableFile(atPath: path) else {
+            throw ConfigurationError("\(folder.path) is not writable for this user; choose another path or fix its permissions",
+                                     keyPath: "path")
         }
     }
 }

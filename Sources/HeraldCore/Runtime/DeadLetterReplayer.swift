@@ -39,10 +39,19 @@ public struct DeadLetterReplayer: Sendable {
         self.clock = clock
     }
 
-    /// Replays up to `limit` rows, optionally only those of one adapter.
-    public func replay(limit: Int, adapter: String? = nil) throws -> Summary {
+    /// How many rows pass between two progress reports.
+    public static let progressInterval = 500
+
+    /// Replays up to `limit` rows, optionally only those of one adapter. `progress` hears how many of
+    /// the selected rows are done, every ``progressInterval`` rows and once at the end.
+    public func replay(limit: Int, adapter: String? = nil,
+                       progress: (_ done: Int, _ total: Int) -> Void = { _, _ in }) throws -> Summary {
         var summary = Summary()
-        for letter in try store.deadLetters(limit: limit, includeReplayed: false) where adapter == nil || letter.provenance.adapter == adapter {
+        let letters = try store.deadLetters(limit: limit, includeReplayed: false)
+            .filter { adapter == nil || $0.provenance.adapter == adapter }
+        defer { progress(letters.count, letters.count) }
+        for (index, letter) in letters.enumerated() {
+            if index > 0, index % Self.progressInterval == 0 { progress(index, letters.count) }
             guard let normaliser = normalisers[letter.provenance.adapter] else {
                 summary.unknownAdapter += 1
                 continue

@@ -43,10 +43,20 @@ public final class SQLiteChatStore: ChatStoreInspection {
             }
         }
         let directory = URL(fileURLWithPath: path).deletingLastPathComponent().path
-        if !readOnly { try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true) }
+        if !readOnly {
+            do {
+                try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
+            } catch {
+                throw SQLiteStoreError.cannotCreateDirectory(directory: directory, detail: SQLiteStoreError.reason(error))
+            }
+        }
         self.path = path
-        self.pool = try Self.openMigrated(path: path, configuration: configuration, durability: durability, readOnly: readOnly,
-                                          willMigrate: willMigrate)
+        do {
+            self.pool = try Self.openMigrated(path: path, configuration: configuration, durability: durability, readOnly: readOnly,
+                                              willMigrate: willMigrate)
+        } catch let error as DatabaseError {
+            throw SQLiteStoreError.cannotOpen(path: path, detail: error.message ?? "\(error.resultCode)")
+        }
         self.readOnly = readOnly
     }
 

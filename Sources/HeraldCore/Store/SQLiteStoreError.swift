@@ -1,0 +1,30 @@
+import Foundation
+
+/// Why the SQLite store could not be opened, in one line that names the problem and the fix.
+public enum SQLiteStoreError: Error, CustomStringConvertible, Sendable {
+    /// The folder `store.path` lives in does not exist and cannot be created.
+    case cannotCreateDirectory(directory: String, detail: String)
+    /// The file could not be opened or migrated.
+    case cannotOpen(path: String, detail: String)
+
+    /// One line: the problem and the fix.
+    public var description: String {
+        switch self {
+        case .cannotCreateDirectory(let directory, let detail):
+            "cannot create the store's folder \(directory): \(detail) (set store.path to a file in a folder Herald may write)"
+        case .cannotOpen(let path, let detail):
+            "cannot open the SQLite store \(path): \(detail) (check store.path and that Herald may read and write the file and its folder)"
+        }
+    }
+
+    /// The POSIX reason behind a Foundation file error (such as "Not a directory"), else the error's own text.
+    static func reason(_ error: any Error) -> String {
+        let nsError = error as NSError
+        if let underlying = nsError.userInfo[NSUnderlyingErrorKey] as? NSError, underlying.domain == NSPOSIXErrorDomain,
+           let message = strerror(Int32(underlying.code)) {
+            return String(cString: message)
+        }
+        if nsError.domain == NSPOSIXErrorDomain, let message = strerror(Int32(nsError.code)) { return String(cString: message) }
+        return "\(error)"
+    }
+}
