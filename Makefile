@@ -56,7 +56,9 @@ lint-docs: ## Check that every Markdown link inside the repository resolves and 
 docs: build ## Regenerate docs/configuration.md from the code's option descriptions.
 	.build/debug/herald adapters --markdown > docs/configuration.md
 
-bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run: direct chats on SQLite, then 5-member groups, then PostgreSQL.
+BENCH_JSON ?= .build/bench/figures.jsonl
+
+bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
 	@# code that changed elsewhere (herald-bench once kept an old object size and corrupted its heap), so every
 	@# source file of Herald's own modules is marked changed and recompiled; the dependencies are not.
@@ -65,12 +67,15 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 	$(SWIFT) build -c release --product herald-bench
 	@# A cheap guard against stale inlined code: every constant-size class allocation must match the metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
-	.build/release/herald-bench --herald .build/release/herald
+	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
+	.build/release/herald-bench --herald .build/release/herald --json $(BENCH_JSON)
 	@echo; echo "5-member group chats (4 recipients per message), SQLite:"
-	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --members 5
+	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --members 5 --json $(BENCH_JSON)
 	@echo; echo "PostgreSQL (a cluster with fsync on, started for the run):"
-	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres
-	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres
+	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres --json $(BENCH_JSON)
+	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres --json $(BENCH_JSON)
+	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
+	python3 Tests/Tools/plot_bench.py $(BENCH_JSON) docs/images
 
 clean: ## Remove build output and local state (var/).
 	rm -rf .build var

@@ -12,7 +12,7 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
-                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATES]
+                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATES] [--json FILE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -44,6 +44,7 @@ if arguments.contains("--help") {
           --live-only          only mosquitto_sub and Herald live, with where each run's CPU went
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
+          --json FILE          also append every figure to FILE as a JSON line (Tests/Tools/plot_bench.py draws them)
         """)
     exit(0)
 }
@@ -65,6 +66,7 @@ if option("--store") == "postgres" {
 }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
 let durability = workload.durability
+let figures = FigureLog(path: option("--json"), workload: workload)
 let directory = try TemporaryDirectory(prefix: "herald-bench")
 /// Removes the run's stores and logs, then exits. A top-level value is never deinitialised, so the
 /// directory would otherwise stay behind (hundreds of MB after a full run).
@@ -77,6 +79,7 @@ func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n"
 
 step("router only (in-process, batches of \(workload.batch))")
 let routerOnly = try routerPhase(workload, directory: directory)
+figures.router(routerOnly)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
       + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
 if arguments.contains("--router-only") { finish() }
@@ -86,7 +89,9 @@ if let rates = option("--latency-only")?.split(separator: ",").compactMap({ Doub
         let load = workload.forLatency(rate: rate)
         for deliver in [false, true] {
             step("latency at \(format(rate)) msg/s, \(load.messages) messages, " + (deliver ? "the sink delivering" : "outputs queued"))
-            print(latencyReport(try await latencyPhase(load, rate: rate, deliver: deliver, directory: directory), rate: rate, messages: load.messages))
+            let result = try await latencyPhase(load, rate: rate, deliver: deliver, directory: directory)
+            figures.latency(rate: rate, result)
+            print(latencyReport(result, rate: rate, messages: load.messages))
         }
     }
     finish()
@@ -97,6 +102,8 @@ if arguments.contains("--herald-only") {
     let live = try await heraldPhase(workload, backlog: false, directory: directory)
     step("Herald backlog")
     let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
+    figures.phase("live", subject: "herald", live)
+    figures.phase("backlog", subject: "herald", backlog)
     func database(_ phase: PhaseResult) -> String { phase.databaseCPUPerThousand.map { ", PostgreSQL CPU \(format($0, 3)) s/1000" } ?? "" }
     print("store: \(workload.postgres == nil ? "SQLite" : "PostgreSQL (fsync on)")")
     func memory(_ phase: PhaseResult) -> String {
@@ -107,6 +114,7 @@ if arguments.contains("--herald-only") {
     if arguments.contains("--with-baseline") {
         step("mosquitto_sub backlog")
         let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
+        figures.phase("backlog", subject: "mosquitto_sub", baseline)
         print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
     }
     finish()
@@ -146,6 +154,10 @@ step("Herald live")
 let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
 step("Herald backlog")
 let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
+for (phase, subject, result) in [("live", "mosquitto_sub", subLive), ("backlog", "mosquitto_sub", subBacklog),
+                                 ("live", "herald", heraldLive), ("backlog", "herald", heraldBacklog)] {
+    figures.phase(phase, subject: subject, result)
+}
 let consumers = try await ConsumerRuns.measure(workload, directory: directory, step: step)
 step("sink drain: \(workload.messages) messages' outputs queued during an outage, then delivered")
 let sinkDrain = try await sinkDrainPhase(workload, directory: directory)
@@ -153,9 +165,12 @@ step("WebSocket: a local server pushes \(workload.messages) messages")
 let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
 let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
+figures.phase("stream", subject: "herald-websocket", webSocket)
+figures.phase("pages", subject: "herald-rest", rest)
 let halfLive = heraldLive.rate / 2
 step("latency at \(format(halfLive)) msg/s (half of Herald's live rate), \(workload.forLatency(rate: halfLive).messages) messages, outputs queued")
 let latencyQueued = try await latencyPhase(workload.forLatency(rate: halfLive), rate: halfLive, deliver: false, directory: directory)
+figures.latency(rate: halfLive, latencyQueued)
 /// Publish→notification, the sink delivering every output: at fixed light and moderate rates, and at a
 /// quarter and a half of Herald's live rate.
 var latencies: [(rate: Double, result: LatencyResult)] = []
@@ -163,6 +178,7 @@ for rate in [200, 2000, heraldLive.rate / 4, halfLive] {
     let load = workload.forLatency(rate: rate)
     step("latency at \(format(rate)) msg/s, \(load.messages) messages, the sink delivering every output")
     latencies.append((rate, try await latencyPhase(load, rate: rate, deliver: true, directory: directory)))
+    figures.latency(rate: rate, latencies[latencies.count - 1].result)
 }
 
 func row(_ name: String, _ herald: PhaseResult, _ sub: PhaseResult, target: Double) -> String {

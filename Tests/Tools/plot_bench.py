@@ -1,0 +1,112 @@
+#!/usr/bin/env python3
+"""Draws the figures of one `make bench` (herald-bench --json, JSON lines) as the PNGs docs/benchmarks.md embeds.
+
+- throughput.png: Herald's backlog drain and live intake beside mosquitto_sub's in the same run, for each store and
+  chat size measured, with the ratio written on each Herald bar;
+- latency.png: publish→notification p50 and p99 (the MQTT sink delivering every output) at each publish rate,
+  per store, beside the plain subscriber's p99 on the same broker.
+
+Usage: plot_bench.py FIGURES.jsonl OUTPUT_DIR
+"""
+import json
+import os
+import sys
+
+import matplotlib
+
+matplotlib.use("Agg")
+import matplotlib.pyplot as plt  # noqa: E402
+
+
+def load(path):
+    with open(path, encoding="utf-8") as handle:
+        return [json.loads(line) for line in handle if line.strip()]
+
+
+def setup_name(row):
+    store = "SQLite" if row["store"] == "sqlite" else "PostgreSQL"
+    chats = "direct chats" if row["members"] == 2 else f"{row['members']}-member groups"
+    return f"{store}, {chats}"
+
+
+def throughput(rows, output):
+    # One group of bars per (setup, phase) that has both Herald and mosquitto_sub.
+    groups = []
+    for setup in dict.fromkeys(setup_name(r) for r in rows if r["kind"] == "throughput"):
+        for phase in ("backlog", "live"):
+            def rate(subject):
+                found = [r["rate"] for r in rows if r["kind"] == "throughput" and setup_name(r) == setup
+                         and r["phase"] == phase and r["subject"] == subject]
+                return found[-1] if found else None
+            herald, baseline = rate("herald"), rate("mosquitto_sub")
+            if herald and not baseline and phase == "live":
+                # The quick runs measure mosquitto_sub's backlog only; the live baseline is the full run's.
+                baseline = next((r["rate"] for r in rows if r["kind"] == "throughput" and r["phase"] == "live"
+                                 and r["subject"] == "mosquitto_sub"), None)
+            if herald and baseline:
+                groups.append((f"{setup}\n{phase}", herald, baseline))
+    if not groups:
+        return None
+    figure, axes = plt.subplots(figsize=(10, 4.8))
+    positions = range(len(groups))
+    width = 0.38
+    axes.bar([p - width / 2 for p in positions], [g[2] for g in groups], width, label="mosquitto_sub (C client)", color="#9aa5b1")
+    bars = axes.bar([p + width / 2 for p in positions], [g[1] for g in groups], width, label="Herald", color="#2f6fb0")
+    for bar, group in zip(bars, groups):
+        axes.annotate(f"{group[1] / group[2]:.2f}×", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
+                      ha="center", va="bottom", fontsize=9)
+    axes.set_xticks(list(positions), [g[0] for g in groups], fontsize=8)
+    axes.set_ylabel("messages per second")
+    axes.set_title(f"Throughput, {rows[0]['messages']:,} QoS 1 messages, {rows[0]['cores']} cores (same run, same broker)")
+    axes.legend()
+    axes.grid(axis="y", alpha=0.3)
+    figure.tight_layout()
+    path = os.path.join(output, "throughput.png")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def latency(rows, output):
+    measured = [r for r in rows if r["kind"] == "latency" and r.get("sink_delivering")]
+    if not measured:
+        return None
+    figure, axes = plt.subplots(figsize=(10, 4.8))
+    styles = {"sqlite": ("#2f6fb0", "SQLite"), "postgres": ("#c0504d", "PostgreSQL")}
+    for store, (colour, label) in styles.items():
+        points = sorted((r for r in measured if r["store"] == store), key=lambda r: r["rate"])
+        if not points:
+            continue
+        rates = [p["rate"] for p in points]
+        axes.plot(rates, [p["notification_p50_ms"] for p in points], "o--", color=colour, label=f"{label} p50")
+        axes.plot(rates, [p["notification_p99_ms"] for p in points], "o-", color=colour, label=f"{label} p99")
+        axes.plot(rates, [p["broker_p99_ms"] for p in points], "x:", color=colour, alpha=0.6,
+                  label=f"plain subscriber p99 ({label} runs)")
+    axes.set_xscale("log")
+    axes.set_yscale("log")
+    axes.set_xlabel("publish rate, messages per second (even load)")
+    axes.set_ylabel("publish → notification, ms")
+    axes.set_title("Latency with the MQTT sink delivering every output")
+    axes.grid(True, which="both", alpha=0.3)
+    axes.legend(fontsize=8)
+    figure.tight_layout()
+    path = os.path.join(output, "latency.png")
+    figure.savefig(path, dpi=110)
+    plt.close(figure)
+    return path
+
+
+def main():
+    if len(sys.argv) != 3:
+        print(__doc__.strip().splitlines()[-1])
+        return 2
+    rows = load(sys.argv[1])
+    os.makedirs(sys.argv[2], exist_ok=True)
+    for path in (throughput(rows, sys.argv[2]), latency(rows, sys.argv[2])):
+        if path:
+            print(f"wrote {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
