@@ -80,7 +80,8 @@ public final class MosquittoBroker: Sendable {
 
     deinit { current.withLock { $0 }?.signal(SIGKILL) }
 
-    static var executable: String {
+    /// The `mosquitto` binary: Debian installs it in /usr/sbin, which is not on every user's PATH.
+    public static var executable: String {
         ["/usr/sbin/mosquitto", "/usr/local/sbin/mosquitto", "/usr/bin/mosquitto"].first { FileManager.default.isExecutableFile(atPath: $0) }
             ?? "mosquitto"
     }

@@ -12,7 +12,7 @@ struct NewAdapterCommand: ParsableCommand {
             registration in Package.swift and Sources/HeraldAdapters/BuiltinAdapters.swift.
             --exec: plugins/NAME/plugin.py (a Python plugin following a JSON-lines file, from plugins/examples), README.md, \
             sample.yaml (type: exec) and a conformance test with a fixture; exec plugins need no registration.
-            Then: swift build --build-tests && swift test --filter <Name>. See plugins/README.md.
+            Then: swift build --build-tests && swift test --filter <Name>. See docs/adapters.md.
             """)
 
     @Argument(help: "Adapter type name: lowercase letters and digits, starting with a letter (e.g. imap).") var name: String
@@ -80,7 +80,7 @@ struct NewAdapterCommand: ParsableCommand {
         }
         print("Created the \(exec ? "exec plugin" : "adapter") \(name):")
         created.forEach { print("  \($0)") }
-        print("\nNext: swift build --build-tests && swift test --filter \(typeName)   (guide: plugins/README.md)")
+        print("\nNext: swift build --build-tests && swift test --filter \(typeName)   (guide: docs/adapters.md)")
     }
 
     /// Adds the targets to Package.swift and the descriptor to the registry list.
@@ -89,7 +89,7 @@ struct NewAdapterCommand: ParsableCommand {
         var package = try String(contentsOf: packageURL, encoding: .utf8)
         let marker = #"dependencies: ["HeraldPluginAPI", "MQTTAdapter""#
         guard package.contains(marker), let end = package.range(of: "\n    ]\n)", options: .backwards) else {
-            throw ValidationError("Package.swift does not have the expected shape; register the targets by hand (plugins/README.md)")
+            throw ValidationError("Package.swift does not have the expected shape; register the targets by hand (docs/adapters.md)")
         }
         package.replaceSubrange(end, with: """
 
