@@ -56,7 +56,7 @@ lint-docs: ## Check that every Markdown link inside the repository resolves and 
 docs: build ## Regenerate docs/configuration.md from the code's option descriptions.
 	.build/debug/herald adapters --markdown > docs/configuration.md
 
-BENCH_JSON ?= .build/bench/figures.jsonl
+BENCH_JSON ?= docs/images/figures.jsonl
 
 bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
@@ -75,7 +75,7 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres --json $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres --json $(BENCH_JSON)
 	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
-	python3 Tests/Tools/plot_bench.py $(BENCH_JSON) docs/images
+	python3 Tests/Tools/plot_bench.py $(BENCH_JSON) $(dir $(BENCH_JSON))
 
 clean: ## Remove build output and local state (var/).
 	rm -rf .build var

@@ -4,7 +4,8 @@
 Two checks, each printing `file:line: problem` and exiting 1 when anything is found:
 
 - every Markdown link to a file inside the repository points at a file or folder that exists, and a
-  `#fragment` points at a heading of that file (GitHub's anchor rules);
+  `#fragment` points at a heading of that file (GitHub's anchor rules); so does every `docs/….md` (or
+  `plugins/…`, `deploy/…`) path that code, configs and scripts name in their text;
 - nothing states history instead of the present: session numbers, "(was …)", "it was N", dated
   change notes ("November 2026"), in Markdown, code comments, configs and scripts.
 
@@ -27,6 +28,8 @@ HISTORY = [
     (re.compile(rf"\b(?:{MONTHS}) 20\d\d\b"), "a dated change note: history belongs in git log"),
     (re.compile(r"\bwas [\d,.]+ ?(?:→|->) ?(?:now )?[\d,.]+"), "a before/after figure: state the present"),
 ]
+# A Markdown page named in the text of code, configs and scripts, from the repository's root.
+PAGE_REFERENCE = re.compile(r"(?<![\w/.-])((?:docs|plugins|deploy)/[\w./-]*\.md)(?:#([\w-]+))?")
 # Files whose text quotes these patterns on purpose.
 HISTORY_EXEMPT = {os.path.join("Tests", "Tools", "check_docs.py")}
 
@@ -95,6 +98,23 @@ def check_links(root, path):
     return problems
 
 
+def check_page_references(root, path):
+    problems = []
+    with open(path, encoding="utf-8", errors="replace") as handle:
+        for number, line in enumerate(handle, 1):
+            for match in PAGE_REFERENCE.finditer(line):
+                page, fragment = match.group(1), match.group(2)
+                resolved = os.path.join(root, page)
+                where = f"{os.path.relpath(path, root)}:{number}"
+                if "NAME" in page or "<" in page:
+                    continue  # a placeholder such as plugins/NAME/README.md
+                if not os.path.exists(resolved):
+                    problems.append(f"{where}: names {page}: no such file")
+                elif fragment and fragment not in anchors(resolved):
+                    problems.append(f"{where}: names {page}#{fragment}: no heading with that anchor")
+    return problems
+
+
 def check_history(root, path):
     if os.path.relpath(path, root) in HISTORY_EXEMPT:
         return []
@@ -115,6 +135,8 @@ def main():
         checked += 1
         if path.endswith(".md"):
             problems += check_links(root, path)
+        elif os.path.relpath(path, root) not in HISTORY_EXEMPT:
+            problems += check_page_references(root, path)
         problems += check_history(root, path)
     for problem in problems:
         print(problem)

@@ -25,8 +25,8 @@ def load(path):
 
 def setup_name(row):
     store = "SQLite" if row["store"] == "sqlite" else "PostgreSQL"
-    chats = "direct chats" if row["members"] == 2 else f"{row['members']}-member groups"
-    return f"{store}, {chats}"
+    chats = "direct chats" if row["members"] == 2 else f"{row['members']}-member\ngroups"
+    return f"{store}\n{chats}"
 
 
 def throughput(rows, output):
