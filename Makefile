@@ -60,7 +60,7 @@ BENCH_JSON ?= docs/images/figures.jsonl
 
 bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
-	@# code that changed elsewhere (herald-bench once kept an old object size and corrupted its heap), so every
+	@# code that changed elsewhere (an old object size corrupts the heap), so every
 	@# source file of Herald's own modules is marked changed and recompiled; the dependencies are not.
 	find Sources plugins Tests/Bench -name '*.swift' -exec touch {} +
 	$(SWIFT) build -c release --product herald

@@ -4,8 +4,8 @@ type metadata declares.
 
 Why: release builds inline code across modules (an initialiser, with its object size, lands in the
 module that calls it), and an incremental build does not always recompile a module whose own sources
-did not change when code it inlined did. herald-bench once kept `SQLiteChatStore`'s old size after a
-field was added, and its heap was corrupted from then on. `make bench` rebuilds Herald's own modules
+did not change when code it inlined did. A binary that keeps a class's old size after a field is added
+allocates its objects too small and corrupts its heap. `make bench` rebuilds Herald's own modules
 before measuring and runs this as a cheap check on the result.
 
 Usage: check_allocation_sizes.py BINARY...   (exit 1 and a list when any allocation is short or long)
