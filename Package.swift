@@ -82,7 +82,7 @@ let package = Package(
         // The one explicit list of built-in adapters.
         .target(
             name: "HeraldAdapters",
-            dependencies: ["HeraldPluginAPI", "MQTTAdapter", "ExecAdapter", "RESTAdapter", "WebSocketAdapter"],
+            dependencies: ["HeraldPluginAPI", "MQTTAdapter", "ExecAdapter", "RESTAdapter", "WebSocketAdapter", "HTTPIngestAdapter"],
             swiftSettings: strict
         ),
         // Helpers for adapter and integration tests: a real broker, a publisher, temp dirs.
@@ -171,6 +171,22 @@ let package = Package(
             path: "plugins/websocket/WebSocketAdapter",
             swiftSettings: strict
         ),
+        // plugins/http: a server that backends POST events to, answered after commit.
+        .target(
+            name: "HTTPIngestAdapter",
+            dependencies: [
+                "HeraldPluginAPI", "NetworkAdapterSupport",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "HummingbirdCore", package: "hummingbird"),
+                .product(name: "HummingbirdTLS", package: "hummingbird"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+            ],
+            path: "plugins/http/HTTPIngestAdapter",
+            swiftSettings: strict
+        ),
 
         .testTarget(
             name: "HeraldCoreTests",
@@ -189,13 +205,14 @@ let package = Package(
         ),
         .testTarget(
             name: "HTTPAdaptersTests",
-            dependencies: ["RESTAdapter", "WebSocketAdapter", "NetworkAdapterSupport", "HeraldCore"],
+            dependencies: ["RESTAdapter", "WebSocketAdapter", "HTTPIngestAdapter", "NetworkAdapterSupport", "HeraldCore", "HeraldTestKit"],
             swiftSettings: strict
         ),
         .testTarget(
             name: "HeraldIntegrationTests",
             dependencies: [
                 "HeraldCore", "HeraldPostgres", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
+                "HTTPIngestAdapter", "NetworkAdapterSupport",
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),
             ],
             exclude: ["Fixtures"],

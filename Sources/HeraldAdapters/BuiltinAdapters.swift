@@ -1,5 +1,6 @@
 public import HeraldPluginAPI
 import ExecAdapter
+import HTTPIngestAdapter
 import MQTTAdapter
 import RESTAdapter
 import WebSocketAdapter
@@ -13,6 +14,7 @@ public enum BuiltinAdapters {
             .with(source: ExecAdapters.source)
             .with(source: RESTAdapters.source)
             .with(source: WebSocketAdapters.source)
+            .with(source: HTTPIngestAdapters.source)
             .with(sink: MQTTAdapters.sink)
             .with(sink: RESTAdapters.webhook)
     }

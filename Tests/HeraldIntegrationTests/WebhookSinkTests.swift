@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPluginAPI
 import HeraldTestKit
+import NetworkAdapterSupport
 import RESTAdapter
 import Testing
 

@@ -94,6 +94,7 @@ public final class EventRouter: IngestHandle {
 
         var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
         var batch = AppliedBatch()
+        batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []
         var deadLetters: [NewDeadLetter] = []
         var badges = LatestBadges()
@@ -103,6 +104,7 @@ public final class EventRouter: IngestHandle {
             case .event(let event):
                 let effect = try applier.apply(event)
                 effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
+                batch.report.outcomes.append(effect.applied ? .applied : .duplicate)
                 for output in effect.outputs { enqueue(output, at: queuedAt, into: &outbox) }
                 for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
                 if tapping {
@@ -114,6 +116,7 @@ public final class EventRouter: IngestHandle {
             case .rejected(let rejection):
                 deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: record.raw))
                 batch.report.deadLettered += 1
+                batch.report.outcomes.append(.deadLettered)
             }
         }
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }

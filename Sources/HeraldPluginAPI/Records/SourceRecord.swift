@@ -33,6 +33,19 @@ public struct IngestReport: Sendable, Hashable {
     public var deadLettered = 0
     /// Outputs queued in the outbox.
     public var outputs = 0
+    /// What became of each record, in the order committed; empty when the handle does not say (sources
+    /// that answer a client per item, such as the HTTP source, read it).
+    public var outcomes: [RecordOutcome] = []
+
+    /// What became of one committed record.
+    public enum RecordOutcome: Sendable, Hashable {
+        /// The event changed the store.
+        case applied
+        /// The event was applied before (a redelivery): no effect.
+        case duplicate
+        /// The record went to the dead-letter queue.
+        case deadLettered
+    }
 
     /// An empty report.
     public init() {}

@@ -11,10 +11,13 @@ public struct SourceMetrics: Sendable {
     public let connects: Counter
     /// Connection failures.
     public let connectionFailures: Counter
+    /// The injected factory, for metrics of an adapter's own (labelled with the same `adapter`).
+    public let factory: any MetricsFactory
 
     /// Creates the counters for `adapter` from an injected factory.
     public init(adapter: String, factory: any MetricsFactory) {
         let dimensions = [("adapter", adapter)]
+        self.factory = factory
         received = Counter(label: "herald_source_received_total", dimensions: dimensions, factory: factory)
         bytes = Counter(label: "herald_source_bytes_total", dimensions: dimensions, factory: factory)
         connects = Counter(label: "herald_source_connects_total", dimensions: dimensions, factory: factory)

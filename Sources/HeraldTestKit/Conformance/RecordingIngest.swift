@@ -37,7 +37,13 @@ public final class RecordingIngest: IngestHandle {
         if fail { throw IngestError("commit failed on purpose (conformance check)") }
         var report = IngestReport()
         for record in records {
-            if case .event = record.outcome { report.applied += 1 } else { report.deadLettered += 1 }
+            if case .event = record.outcome {
+                report.applied += 1
+                report.outcomes.append(.applied)
+            } else {
+                report.deadLettered += 1
+                report.outcomes.append(.deadLettered)
+            }
         }
         return report
     }
