@@ -10,7 +10,7 @@ struct HeraldCommand: AsyncParsableCommand {
         commandName: "herald",
         abstract: "Message ingestion gateway for chat systems.",
         discussion: """
-            Herald takes chat events in from sources (MQTT brokers, WebSocket streams, polled REST endpoints, \
+            Herald takes chat events in from sources (MQTT brokers, HTTP posts, WebSocket streams, polled REST endpoints, \
             plugin processes), normalises them into source-agnostic events (message.received, messages.read, \
             chat.created, chat.opened/closed), applies each batch to the chat store (a SQLite file, or PostgreSQL) \
             in one transaction with the outputs it produces, and delivers those outputs (notifications, live \

@@ -42,6 +42,13 @@ struct FigureLog {
         write(fields)
     }
 
+    /// The HTTP source under wrk.
+    func http(_ phase: String, _ result: HTTPPhaseResult) {
+        write(["kind": "throughput", "phase": phase, "subject": "herald-http", "rate": result.eventsPerSecond,
+               "requests_per_second": result.requestsPerSecond, "refused": result.refused, "p50_ms": result.p50Milliseconds,
+               "p99_ms": result.p99Milliseconds, "cpu_s_per_1000": result.cpuPerThousand])
+    }
+
     /// The in-process store ceiling.
     func router(_ result: (normalise: Double, commit: Double, commitCPUPerThousand: Double)) {
         write(["kind": "router", "normalise_rate": result.normalise, "commit_rate": result.commit,

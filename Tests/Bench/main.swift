@@ -12,7 +12,7 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
-                            [--consumers-only] [--sink-only] [--live-only] [--latency-only RATES] [--json FILE]
+                            [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -42,6 +42,8 @@ if arguments.contains("--help") {
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --sink-only          only the sink drain after an outage, for quick A/B runs
           --live-only          only mosquitto_sub and Herald live, with where each run's CPU went
+          --http-only          only the HTTP source under wrk (single-event requests, 100-event batches) beside
+                               Herald's MQTT live rate
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
           --json FILE          also append every figure to FILE as a JSON line (Tests/Tools/plot_bench.py draws them)
@@ -129,6 +131,27 @@ if arguments.contains("--consumers-only") {
     print(try await ConsumerRuns.measure(workload, directory: directory, step: step).report)
     finish()
 }
+/// The HTTP source under wrk, single events and batches of 100, each as a line.
+func httpRuns() async throws -> [(name: String, result: HTTPPhaseResult)] {
+    var runs: [(name: String, result: HTTPPhaseResult)] = []
+    for (name, size) in [("single-event requests", 1), ("100-event batches", 100)] {
+        step("HTTP: wrk posts \(name) for 10 s, 32 connections")
+        let result = try await httpPhase(workload, eventsPerRequest: size, directory: directory)
+        figures.http(size == 1 ? "http-single" : "http-batch100", result)
+        runs.append((name, result))
+    }
+    return runs
+}
+if arguments.contains("--http-only") {
+    step("Herald live (MQTT)")
+    let live = try await heraldPhase(workload, backlog: false, directory: directory)
+    figures.phase("live", subject: "herald", live)
+    for run in try await httpRuns() {
+        print("HTTP \(run.name.padding(toLength: 22, withPad: " ", startingAt: 0)) \(run.result.report); "
+              + "\(format(run.result.eventsPerSecond / live.rate, 2))× Herald's MQTT live rate (\(format(live.rate)) msg/s)")
+    }
+    finish()
+}
 if arguments.contains("--upstream-only") {
     // A quick A/B of the WebSocket and REST sources alone.
     for (name, mode) in [("WebSocket", ChatServer.Mode.ws), ("REST", ChatServer.Mode.rest)] {
@@ -165,6 +188,7 @@ step("WebSocket: a local server pushes \(workload.messages) messages")
 let webSocket = try await upstreamPhase(workload, mode: .ws, directory: directory)
 step("REST: a local server pages \(workload.messages) messages, 500 per page")
 let rest = try await upstreamPhase(workload, mode: .rest, directory: directory)
+let http = try await httpRuns()
 figures.phase("stream", subject: "herald-websocket", webSocket)
 figures.phase("pages", subject: "herald-rest", rest)
 let halfLive = heraldLive.rate / 2
@@ -222,6 +246,7 @@ print("""
     \(sinkDrain.report)
     \(upstreamRow("WebSocket", webSocket))
     \(upstreamRow("REST", rest))
+    \(http.map { "HTTP \($0.name): \($0.result.report); \(format($0.result.eventsPerSecond / heraldLive.rate, 2))× the MQTT live rate" }.joined(separator: "\n"))
     latency targets: publish→commit p99 ≤ 20 ms (SQLite) and ≤ 30 ms (PostgreSQL) at half the live rate; publish→notification
     p50 ≤ 5 ms and p99 ≤ 20 ms at 200 msg/s, p99 ≤ 50 ms at 2,000 msg/s, p99 within 2× the plain subscriber's at a quarter of the live rate
     \(latencyReport(latencyQueued, rate: halfLive, messages: workload.forLatency(rate: halfLive).messages))

@@ -14,7 +14,7 @@ struct ShippedConfigTests {
     }
 
     @Test(arguments: ["deploy/config/herald.yaml", "plugins/mqtt/sample.yaml", "plugins/exec/sample.yaml",
-                      "plugins/rest/sample.yaml", "plugins/websocket/sample.yaml"])
+                      "plugins/rest/sample.yaml", "plugins/websocket/sample.yaml", "plugins/http/sample.yaml"])
     func shippedConfigIsValid(_ relative: String) async throws {
         let result = try await Self.check(Self.root.appendingPathComponent(relative).path)
         #expect(result.status == 0, "\(result.output)")
@@ -55,12 +55,13 @@ struct ConfigurationSchemaTests {
             executable: "/usr/bin/env",
             arguments: ["python3", script, schema.logPath, "\(root)/deploy/config/herald.yaml", "\(root)/plugins/mqtt/sample.yaml",
                         "\(root)/plugins/exec/sample.yaml", "\(root)/plugins/rest/sample.yaml", "\(root)/plugins/websocket/sample.yaml",
+                        "\(root)/plugins/http/sample.yaml",
                         good, broken],
             logPath: directory.path("validate.log"))
         #expect(try await validate.waitForExit() == 0, "\(validate.output)")
         let lines = validate.output.split(separator: "\n").map(String.init)
-        #expect(lines.prefix(6) == ["valid herald.yaml", "valid sample.yaml", "valid sample.yaml", "valid sample.yaml", "valid sample.yaml",
-                                    "valid good.yaml"], "\(validate.output)")
+        #expect(lines.prefix(7) == ["valid herald.yaml", "valid sample.yaml", "valid sample.yaml", "valid sample.yaml", "valid sample.yaml",
+                                    "valid sample.yaml", "valid good.yaml"], "\(validate.output)")
         #expect(lines.last?.hasPrefix("invalid broken.yaml") == true, "only the misspelled key differs: \(validate.output)")
     }
 
@@ -80,7 +81,7 @@ struct ConfigurationSchemaTests {
         let directory = try TemporaryDirectory()
         let list = try ChildProcess(executable: HeraldProcess.binary, arguments: ["adapters"], logPath: directory.path("adapters.txt"))
         #expect(try await list.waitForExit() == 0)
-        for expected in ["type: mqtt", "type: exec", "type: rest", "type: websocket", "type: webhook", "client_id", "max_unacked",
+        for expected in ["type: mqtt", "type: exec", "type: rest", "type: websocket", "type: webhook", "type: http", "max_in_flight", "client_id", "max_unacked",
                          "retain_badges", "id_pointer", "max_attempts"] {
             #expect(list.output.contains(expected), "\(expected)")
         }

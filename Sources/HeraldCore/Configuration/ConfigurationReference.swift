@@ -72,6 +72,7 @@ public enum ConfigurationReference {
     /// Where each built-in type's README is, relative to `docs/`.
     private static let familyReadme = [
         "mqtt": "../plugins/mqtt/README.md", "exec": "../plugins/exec/README.md", "rest": "../plugins/rest/README.md",
+        "http": "../plugins/http/README.md",
         "webhook": "../plugins/rest/README.md", "websocket": "../plugins/websocket/README.md",
     ]
 
