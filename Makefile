@@ -67,6 +67,7 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 	$(SWIFT) build -c release --product herald-bench
 	@# A cheap guard against stale inlined code: every constant-size class allocation must match the metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
+	@command -v wrk >/dev/null || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); $$sudo apt-get install -y -qq --no-install-recommends wrk; }
 	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --json $(BENCH_JSON)
 	@echo; echo "5-member group chats (4 recipients per message), SQLite:"

@@ -73,6 +73,9 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
         timeFormat = try container.decodeIfPresent(TimeFormat.self, forKey: .timeFormat) ?? .auto
     }
 
+    /// The webhook secret, inline or from its file.
+    var signingSecret: WebhookSecretSetting { WebhookSecretSetting(value: webhookSecret, file: webhookSecretFile, key: "webhook_secret") }
+
     /// `listen` split into host and port, or `nil` when it is not `host:port`.
     public var hostAndPort: (host: String, port: Int)? {
         guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
@@ -95,15 +98,8 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
         if let tokenFile, !FileManager.default.isReadableFile(atPath: tokenFile) {
             throw ConfigurationError("cannot read \(tokenFile)", keyPath: "token_file")
         }
-        switch (webhookSecret, webhookSecretFile) {
-        case (.some, .some): throw ConfigurationError("set webhook_secret or webhook_secret_file, not both", keyPath: "webhook_secret_file")
-        case (let secret?, nil) where WebhookSigner(secret: secret) == nil:
-            throw ConfigurationError("a whsec_ secret must be base64 after the prefix", keyPath: "webhook_secret")
-        case (nil, let file?) where !FileManager.default.isReadableFile(atPath: file):
-            throw ConfigurationError("cannot read \(file)", keyPath: "webhook_secret_file")
-        default: break
-        }
-        let authenticated = !tokens.isEmpty || tokenFile != nil || webhookSecret != nil || webhookSecretFile != nil
+        try signingSecret.validate(required: false)
+        let authenticated = !tokens.isEmpty || tokenFile != nil || signingSecret.isSet
         if !authenticated, !isLoopback {
             throw ConfigurationError("listening on \(listen) (not loopback) requires authentication: set tokens, token_file, "
                                      + "webhook_secret or webhook_secret_file", keyPath: "listen")
@@ -147,21 +143,7 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
             }
             accepted += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
         }
-        var secret = webhookSecret
-        if let webhookSecretFile {
-            guard let text = try? String(contentsOfFile: webhookSecretFile, encoding: .utf8) else {
-                throw ConfigurationError("cannot read \(webhookSecretFile)", keyPath: "webhook_secret_file")
-            }
-            secret = text.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        var signer: WebhookSigner?
-        if let secret {
-            guard let made = WebhookSigner(secret: secret) else {
-                throw ConfigurationError("the webhook secret is not usable", keyPath: webhookSecretFile == nil ? "webhook_secret" : "webhook_secret_file")
-            }
-            signer = made
-        }
-        return RequestAuthenticator(tokens: accepted.map(Secret.init), signer: signer,
+        return RequestAuthenticator(tokens: accepted.map(Secret.init), signer: try signingSecret.signer(),
                                     toleranceMilliseconds: Int64(signatureToleranceSeconds * 1000))
     }
 }

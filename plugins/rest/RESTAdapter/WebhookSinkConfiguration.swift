@@ -41,6 +41,9 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
         tls = try container.decodeIfPresent(TLSClientOptions.self, forKey: .tls) ?? TLSClientOptions()
     }
 
+    /// The signing secret, inline or from its file.
+    var signingSecret: WebhookSecretSetting { WebhookSecretSetting(value: secret, file: secretFile, key: "secret") }
+
     /// Offline checks.
     public func validate() throws(ConfigurationError) {
         guard !urls.isEmpty else { throw ConfigurationError("name at least one output kind and its URL", keyPath: "urls") }
@@ -54,15 +57,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
                 throw ConfigurationError("\"\(url)\" is not an http:// or https:// URL", keyPath: "urls.\(kind)")
             }
         }
-        switch (secret, secretFile) {
-        case (nil, nil): throw ConfigurationError("webhooks are signed: set secret (use ${ENV_VAR}) or secret_file", keyPath: "secret")
-        case (.some, .some): throw ConfigurationError("set secret or secret_file, not both", keyPath: "secret_file")
-        case (let secret?, nil) where WebhookSigner(secret: secret) == nil:
-            throw ConfigurationError("a whsec_ secret must be base64 after the prefix", keyPath: "secret")
-        case (nil, let file?) where !FileManager.default.isReadableFile(atPath: file):
-            throw ConfigurationError("cannot read \(file)", keyPath: "secret_file")
-        default: break
-        }
+        try signingSecret.validate(required: true, why: "webhooks are signed: ")
         guard (1...1000).contains(maxAttempts) else { throw ConfigurationError("must be between 1 and 1000", keyPath: "max_attempts") }
         guard requestTimeoutSeconds > 0 else { throw ConfigurationError("must be > 0", keyPath: "request_timeout_s") }
         guard (1...256).contains(concurrency) else { throw ConfigurationError("must be between 1 and 256", keyPath: "concurrency") }
@@ -72,15 +67,8 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
 
     /// Builds the sink (reads the secret file; does not connect).
     public func makeSink(name: String) throws(ConfigurationError) -> any SinkAdapter {
-        var text = secret
-        if let secretFile {
-            guard let contents = try? String(contentsOfFile: secretFile, encoding: .utf8) else {
-                throw ConfigurationError("cannot read \(secretFile)", keyPath: "secret_file")
-            }
-            text = contents.trimmingCharacters(in: .whitespacesAndNewlines)
-        }
-        guard let text, let signer = WebhookSigner(secret: text) else {
-            throw ConfigurationError("the signing secret is not usable", keyPath: secretFile == nil ? "secret" : "secret_file")
+        guard let signer = try signingSecret.signer() else {
+            throw ConfigurationError("webhooks are signed: set secret (use ${ENV_VAR}) or secret_file", keyPath: "secret")
         }
         var endpoints: [OutputKind: String] = [:]
         for (kind, url) in urls { if let kind = OutputKind(rawValue: kind) { endpoints[kind] = url } }
