@@ -17,6 +17,8 @@ struct HTTPSourceTests {
         let herald = try await world.start()
         defer { herald.child.signal(SIGKILL) }
 
+        let ready = try await fetch("http://127.0.0.1:\(world.adminPort)/readyz")
+        #expect(ready.status == 200, "a listening HTTP source is ready: \(ready.body)")
         let single = try await world.post(httpMessage("m1"))
         #expect(single.status == 202 && single.statuses == ["accepted"], "\(single.text)")
         #expect(single.headers.first(name: "X-Request-ID")?.isEmpty == false)
