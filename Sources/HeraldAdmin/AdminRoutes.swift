@@ -11,7 +11,7 @@ struct AdminRoutes: Sendable {
     let registry: PrometheusCollectorRegistry
     let state: AdminState
 
-    func register(on router: Router<BasicRequestContext>) {
+    func register(on router: Router<AdminRequestContext>) {
         router.get("/healthz") { _, _ in json(["status": "ok"]) }
         let blocking = parts.blocking
         router.get("/readyz") { _, _ in

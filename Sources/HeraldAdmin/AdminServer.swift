@@ -35,8 +35,8 @@ public struct AdminServer: Service {
     public func run() async throws {
         let admin = parts.configuration.admin
         guard let (host, port) = admin.hostAndPort else { return }
-        let router = Router()
-        router.add(middleware: BearerTokenMiddleware(token: token))
+        let router = Router(context: AdminRequestContext.self)
+        router.add(middleware: BearerTokenMiddleware(token: token, limiter: FailedAttemptLimiter(), clock: parts.clock))
         AdminRoutes(parts: parts, registry: registry, state: AdminState(parts: parts)).register(on: router)
         var logger = parts.logger
         logger[metadataKey: "component"] = "admin"
@@ -60,14 +60,26 @@ public struct AdminServer: Service {
     }
 }
 
-/// Requires `Authorization: Bearer TOKEN` on every path but `/healthz` when a token is set.
-struct BearerTokenMiddleware<Context: RequestContext>: RouterMiddleware {
+/// Requires `Authorization: Bearer TOKEN` on every path but `/healthz` when a token is set. Tokens are
+/// compared in constant time; a client that fails `limiter.limit` times within its window is answered
+/// 429 with `Retry-After` until the window ends.
+struct BearerTokenMiddleware: RouterMiddleware {
+    typealias Context = AdminRequestContext
     let token: String?
+    let limiter: FailedAttemptLimiter
+    let clock: any WallClock
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         guard let token, request.uri.path != "/healthz" else { return try await next(request, context) }
+        let client = context.remoteAddress?.ipAddress ?? "unknown"
+        let now = clock.now().milliseconds
+        if let wait = limiter.retryAfter(client: client, now: now) {
+            return Response(status: .tooManyRequests, headers: [.contentType: "application/json", .retryAfter: "\(wait)"],
+                            body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":"too many failed token checks; wait and retry"}"#)))
+        }
         let header = request.headers[.authorization] ?? ""
         guard header.hasPrefix("Bearer "), constantTimeEqual(String(header.dropFirst(7)), token) else {
+            limiter.recordFailure(client: client, now: now)
             return Response(status: .unauthorized, headers: [.contentType: "application/json", .wwwAuthenticate: "Bearer"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":"missing or wrong bearer token"}"#)))
         }

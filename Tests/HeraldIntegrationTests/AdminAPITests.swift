@@ -87,6 +87,24 @@ struct AdminAPITests {
         #expect(!fixture.logs.contains("s3cret-token"))
     }
 
+    @Test func aClientThatKeepsGuessingTheTokenIsHeldBack() async throws {
+        let fixture = try await GatewayFixture()
+        fixture.configuration.adminExtra = "  token: s3cret-token"
+        try fixture.configuration.yaml.write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
+        try await fixture.startHerald()
+        let url = fixture.configuration.adminURL
+        for guess in 1...10 {
+            #expect(try await fetch(url + "/v1/status", token: "guess-\(guess)").status == 401)
+        }
+        var request = HTTPClientRequest(url: url + "/v1/status")
+        request.headers.add(name: "Authorization", value: "Bearer guess-11")
+        let held = try await HTTPClient.shared.execute(request, timeout: .seconds(10))
+        #expect(held.status.code == 429)
+        #expect(Int(held.headers.first(name: "Retry-After") ?? "") ?? 0 > 0)
+        #expect(try await fetch(url + "/v1/status", token: "s3cret-token").status == 429, "while held back, even the right token waits")
+        #expect(try await fetch(url + "/healthz").status == 200)
+    }
+
     @Test func bindingOffLoopbackWithoutATokenIsAConfigError() async throws {
         let fixture = try await GatewayFixture()
         let yaml = fixture.configuration.yaml.replacingOccurrences(of: "listen: 127.0.0.1:", with: "listen: 0.0.0.0:")
