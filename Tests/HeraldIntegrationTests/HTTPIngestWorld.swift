@@ -59,9 +59,15 @@ final class HTTPIngestWorld: Sendable {
     /// The store the gateway writes.
     func store() throws -> SQLiteChatStore { try SQLiteChatStore(path: storePath, durability: .normal) }
 
-    /// One POST: the status, the JSON answer and the headers.
+    /// One POST to this world's source: the status, the JSON answer and the headers.
     func post(_ body: String, contentType: String? = "application/json", token: String? = "secret-token",
               headers extra: [(String, String)] = [], client: HTTPClient = .shared) async throws -> Answer {
+        try await Self.post(body, to: url, contentType: contentType, token: token, headers: extra, client: client)
+    }
+
+    /// One POST to `url`.
+    static func post(_ body: String, to url: String, contentType: String? = "application/json", token: String?,
+                     headers extra: [(String, String)] = [], client: HTTPClient = .shared) async throws -> Answer {
         var request = HTTPClientRequest(url: url)
         request.method = .POST
         if let contentType { request.headers.add(name: "Content-Type", value: contentType) }

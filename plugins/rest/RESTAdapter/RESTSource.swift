@@ -20,6 +20,8 @@ public struct RESTSource: SourceAdapter {
             timeout: .init(connect: .milliseconds(Int64(configuration.connectTimeoutSeconds * 1000)),
                            read: .milliseconds(Int64(configuration.requestTimeoutSeconds * 1000))))
         clientConfiguration.redirectConfiguration = .follow(max: 5, allowCycles: false)
+        // The poller retries with its own backoff, and readiness should see a refused connection at once.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         let client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration,
                                 backgroundActivityLogger: context.logger)
         if configuration.tls.insecureSkipVerify {

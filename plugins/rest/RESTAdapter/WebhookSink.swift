@@ -39,6 +39,9 @@ public final class WebhookSink: SinkAdapter {
         var clientConfiguration = HTTPClient.Configuration(tlsConfiguration: tlsConfiguration,
                                                            timeout: .init(connect: timeout, read: timeout))
         clientConfiguration.redirectConfiguration = .disallow
+        // The outbox retries with its own jittered backoff; the client's own retries would hold a refused
+        // connection for the whole connect timeout, and shutdown with it.
+        clientConfiguration.connectionPool.retryConnectionEstablishment = false
         client = HTTPClient(eventLoopGroup: HTTPClient.defaultEventLoopGroup, configuration: clientConfiguration)
     }
 
