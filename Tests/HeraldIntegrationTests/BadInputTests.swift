@@ -50,6 +50,38 @@ struct BadInputTests {
         try await client.close()
     }
 
+    @Test func hostilePayloadsAreRejectedWithAReasonAndTheStreamGoesOn() async throws {
+        let limit = 1 << 20
+        let fixture = try await GatewayFixture(sourceExtra: "    max_payload_bytes: \(limit)")
+        try await fixture.startHerald()
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let thousandDigits = String(repeating: "9", count: 1000)
+        let deep = #"{"id":"# + String(repeating: "[", count: 100_000) + String(repeating: "]", count: 100_000) + "}"
+        let exact = messageJSON(id: "exact", from: "alice", to: ["bob"], body: "")
+        let padded = messageJSON(id: "exact", from: "alice", to: ["bob"], body: String(repeating: "z", count: limit - exact.utf8.count))
+        let loneSurrogate = #"{"id":"m9","from":"alice","body":"\ud800","sent_at":1}"#
+        let cases: [(payload: [UInt8], reason: RejectionReason?)] = [
+            (Array(deep.utf8), .malformedJSON),
+            (Array(#"{"id":"m1","from":"alice","body":"x","sent_at":\#(thousandDigits)}"#.utf8), .invalidField),
+            (Array(#"{"id":\#(thousandDigits),"from":"alice","body":"x","sent_at":1}"#.utf8), .invalidField),
+            (Array(loneSurrogate.utf8), .malformedJSON),
+            (Array(padded.utf8), nil),
+            (Array(padded.utf8) + [0x20], .oversize),
+        ]
+        #expect(padded.utf8.count == limit)
+        for bad in cases { try client.publish("chats/c1/messages", bytes: bad.payload) }
+        try client.publish("chats/c1/messages", messageJSON(id: "good", from: "alice", to: ["bob"]))
+        try await client.waitForAcknowledgements(cases.count + 1)
+        try await eventually("the good message after the hostile ones") {
+            try fixture.store().containsMessage(chat: ChatID("c1"), id: MessageID("good"))
+        }
+        let letters = try fixture.store().deadLetters(limit: 100, includeReplayed: false)
+        #expect(letters.map(\.rejection.reason) == cases.compactMap(\.reason), "\(letters.map { "\($0.rejection)" })")
+        #expect(try fixture.store().containsMessage(chat: ChatID("c1"), id: MessageID("exact")), "a payload exactly at the limit is read")
+        #expect(fixture.herald?.child.isRunning == true)
+        try await client.close()
+    }
+
     @Test func replayAppliesDeadLettersThatTheFixedConfigAccepts() async throws {
         let fixture = try await GatewayFixture(sourceExtra: Self.sourceExtra)
         let herald = try await fixture.startHerald()
