@@ -89,6 +89,42 @@ struct DeliveryGuaranteeTests {
         try await second.close()
     }
 
+    /// A broker that stops answering (SIGSTOP, longer than the keepalive) but keeps its sockets open: Herald
+    /// notices through the keepalive, reports not ready, reconnects once the broker answers again, and
+    /// nothing acknowledged is lost or counted twice.
+    @Test func aFrozenBrokerIsNoticedThroughTheKeepaliveAndNothingIsLost() async throws {
+        let fixture = try await GatewayFixture()
+        try fixture.configuration.yaml.replacingOccurrences(of: "keepalive: 10", with: "keepalive: 5")
+            .write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
+        try await fixture.startHerald()
+        let readyz = fixture.configuration.adminURL + "/readyz"
+        try await eventually("ready") { (try? await fetch(readyz).status) == 200 }
+        let first = try await TestMQTTClient(port: fixture.broker.port, maxInflight: 1000)
+        for index in 0..<500 { try first.publish("chats/c\(index % 5)/messages", messageJSON(id: "a\(index)", from: "alice", to: ["bob"])) }
+        try await first.waitForAcknowledgements(500)
+        try await first.close()
+        try await eventually("the first 500 stored") { try fixture.store().statistics().messages == 500 }
+
+        let pid = try #require(fixture.broker.pid)
+        kill(pid, SIGSTOP)
+        do {
+            try await eventually("not ready while the broker is frozen", timeout: .seconds(45)) { (try? await fetch(readyz).status) == 503 }
+        } catch {
+            kill(pid, SIGCONT)
+            throw error
+        }
+        kill(pid, SIGCONT)
+        try await eventually("ready again once the broker answers", timeout: .seconds(60)) { (try? await fetch(readyz).status) == 200 }
+
+        let second = try await TestMQTTClient(port: fixture.broker.port, maxInflight: 1000)
+        for index in 0..<500 { try second.publish("chats/c\(index % 5)/messages", messageJSON(id: "b\(index)", from: "alice", to: ["bob"])) }
+        try await second.waitForAcknowledgements(500)
+        try await eventually("all 1000 stored after the freeze") { try fixture.store().statistics().messages == 1000 }
+        #expect(fixture.logs.contains("MQTT connection failed; reconnecting."), "\(fixture.logs)")
+        try Self.expectConsistent(fixture.store(), messages: 1000)
+        try await second.close()
+    }
+
     @Test func sinkOutageGrowsTheOutboxThenDrainsInOrder() async throws {
         let sinkBroker = try await MosquittoBroker()
         let fixture = try await GatewayFixture(sinkBroker: sinkBroker)
