@@ -5,7 +5,7 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps test-deps build run test lint-docs docs bench clean
+.PHONY: help deps test-deps build run test test-asan test-tsan lint-docs docs bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -49,6 +49,24 @@ test: test-deps lint-docs ## Check the docs, then build and run the whole test s
 	  grep -E '✘' .build/test-output.log | head -60; exit 1; }
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
+
+# The sanitizer runs build a tree of their own (.build-asan, .build-tsan), so they never mix with the debug build.
+# The suites that run: the core, the MQTT adapter and the integration tests, whose `herald` is the sanitized build.
+SANITIZED_SUITES := HeraldCoreTests|MQTTAdapterTests|HTTPAdaptersTests|HeraldIntegrationTests
+
+test-asan: test-deps ## The core, adapter and integration suites under the address sanitizer (not part of make test).
+	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
+	@# detect_leaks=0: the Swift runtime keeps its type-metadata caches for the life of the process by design,
+	@# which LeakSanitizer reports at exit; heap misuse (overflow, use after free) is what this run is for.
+	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
+	HERALD_BINARY="$$($(SWIFT) build --sanitize=address --scratch-path .build-asan --show-bin-path)/herald" \
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip ScaffoldTests --filter '$(SANITIZED_SUITES)'
+
+test-tsan: test-deps ## The same suites under the thread sanitizer (not part of make test).
+	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	TSAN_OPTIONS=halt_on_error=1 \
+	HERALD_BINARY="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)/herald" \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip ScaffoldTests --filter '$(SANITIZED_SUITES)'
 
 lint-docs: ## Check that every Markdown link inside the repository resolves and that nothing states history instead of the present.
 	python3 Tests/Tools/check_docs.py

@@ -16,10 +16,16 @@ public final class ChildProcess: Sendable {
     public let logPath: String
     private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`; output goes to `logPath`; stdin is /dev/null.
+    /// Starts `executable` with `arguments`; output goes to `logPath`; stdin is /dev/null. A given
+    /// `environment` still carries the sanitizers' options of this process, so a sanitized `herald`
+    /// runs under the same rules as the tests that start it.
     public init(executable: String, arguments: [String], logPath: String, environment: [String: String]? = nil) throws {
         self.logPath = logPath
-        let environment = environment ?? ProcessInfo.processInfo.environment
+        let inherited = ProcessInfo.processInfo.environment
+        var environment = environment ?? inherited
+        for name in ["ASAN_OPTIONS", "LSAN_OPTIONS", "TSAN_OPTIONS", "UBSAN_OPTIONS"] where environment[name] == nil {
+            environment[name] = inherited[name]
+        }
         let child: pid_t
         do {
             child = try ProcessSpawn.spawn([executable] + arguments, environment: environment) { actions in
