@@ -74,11 +74,17 @@ struct AdminAPITests {
         try await client.close()
     }
 
-    @Test func aTokenGuardsEverythingButHealthz() async throws {
+    /// A running gateway whose admin API requires `token`.
+    static func gatewayWithAdminToken(_ token: String) async throws -> GatewayFixture {
         let fixture = try await GatewayFixture()
-        fixture.configuration.adminExtra = "  token: s3cret-token"
+        fixture.configuration.adminExtra = "  token: \(token)"
         try fixture.configuration.yaml.write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
         try await fixture.startHerald()
+        return fixture
+    }
+
+    @Test func aTokenGuardsEverythingButHealthz() async throws {
+        let fixture = try await Self.gatewayWithAdminToken("s3cret-token")
         let url = fixture.configuration.adminURL
         #expect(try await fetch(url + "/healthz").status == 200)
         #expect(try await fetch(url + "/readyz").status == 401)
@@ -88,10 +94,7 @@ struct AdminAPITests {
     }
 
     @Test func aClientThatKeepsGuessingTheTokenIsHeldBack() async throws {
-        let fixture = try await GatewayFixture()
-        fixture.configuration.adminExtra = "  token: s3cret-token"
-        try fixture.configuration.yaml.write(toFile: fixture.configPath, atomically: true, encoding: .utf8)
-        try await fixture.startHerald()
+        let fixture = try await Self.gatewayWithAdminToken("s3cret-token")
         let url = fixture.configuration.adminURL
         for guess in 1...10 {
             #expect(try await fetch(url + "/v1/status", token: "guess-\(guess)").status == 401)
