@@ -125,7 +125,7 @@ public final class OutboxDispatcher: Service {
             }
             var failure: SinkError
             do throws(SinkError) {
-                let count = try await sink.deliver(batch)
+                let count = try await deliverWithinDrain(batch, shutdown: shutdown)
                 if count > 0 { delivered = batch[count - 1].sequence }
                 deliveredTotal.increment(by: count)
                 failure = SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed", confirmed: count)
