@@ -74,26 +74,69 @@ struct HTTPSourceTests {
         #expect(!herald.child.output.contains("wrong-token") && !herald.child.output.contains("secret-token"), "tokens are never logged")
     }
 
-    @Test func aFullServerAnswers429WithRetryAfterAndAStalledBodyTimesOut() async throws {
-        let world = try HTTPIngestWorld(sourceOptions: "tokens: [secret-token]\nmax_in_flight: 1\nidle_timeout_s: 2")
+    /// Sends the head of a POST and the first `sent` bytes of `body`, and keeps the connection open.
+    static func partialPost(_ world: HTTPIngestWorld, body: String, sent: Int) throws -> Int32 {
+        try Loopback.connectAndSend(port: world.port, request: "POST /v1/events HTTP/1.1\r\nHost: localhost\r\n"
+            + "Authorization: Bearer secret-token\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+            + String(body.utf8.prefix(sent))!)
+    }
+
+    /// Reads a raw connection until the server has answered and closed it or `limit` bytes arrived.
+    static func readAnswer(_ descriptor: Int32, closeAfterAnswer: Bool = true) async -> String {
+        await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var response: [UInt8] = []
+                var chunk = [UInt8](repeating: 0, count: 4096)
+                while response.count < 65536 {
+                    let count = chunk.withUnsafeMutableBytes { recv(descriptor, $0.baseAddress, $0.count, 0) }
+                    if count <= 0 { break }
+                    response += chunk[0..<count]
+                    if String(decoding: response, as: UTF8.self).contains("}") { break }
+                }
+                continuation.resume(returning: String(decoding: response, as: UTF8.self))
+            }
+        }
+    }
+
+    @Test func aFullServerAnswers429WithRetryAfterUntilTheSlotIsFree() async throws {
+        let world = try HTTPIngestWorld(sourceOptions: "tokens: [secret-token]\nmax_in_flight: 1")
         let herald = try await world.start()
         defer { herald.child.signal(SIGKILL) }
-        // A client that sends its headers and half its body holds the only slot.
+        // A client that sends its head and part of its body holds the only slot until it sends the rest. If a
+        // test request took the slot first, the slow one is the one refused: it is then opened again.
         let body = httpMessage("slow")
-        let stalled = try Loopback.connectAndSend(port: world.port, request: "POST /v1/events HTTP/1.1\r\nHost: localhost\r\n"
-            + "Authorization: Bearer secret-token\r\nContent-Type: application/json\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
-            + String(body.prefix(10)))
-        defer { close(stalled) }
+        var slow = try Self.partialPost(world, body: body, sent: 10)
         var refused: HTTPIngestWorld.Answer?
-        try await eventually("a request refused while the slot is held") {
-            let answer = try await world.post(httpMessage("m1"))
+        try await eventually("a request refused while the slow one holds the slot") {
+            var peek = [UInt8](repeating: 0, count: 64)
+            if peek.withUnsafeMutableBytes({ recv(slow, $0.baseAddress, $0.count, Int32(MSG_DONTWAIT | MSG_PEEK)) }) > 0 {
+                close(slow)
+                slow = try Self.partialPost(world, body: body, sent: 10)
+                return false
+            }
+            guard let answer = try? await world.post(httpMessage("m1")) else { return false }
             if answer.status == 429 { refused = answer }
             return answer.status == 429
         }
+        defer { close(slow) }
         #expect(refused?.headers.first(name: "Retry-After") == "1", "\(refused?.text ?? "")")
-        // The stalled body does not arrive within idle_timeout_s: 408, and the slot is free again.
-        try await eventually("the slot to be free again") { try await world.post(httpMessage("m1")).status == 202 }
-        #expect(try world.store().containsMessage(chat: ChatID("c1"), id: MessageID("slow")) == false)
+        _ = Array(body.utf8.dropFirst(10)).withUnsafeBytes { send(slow, $0.baseAddress, $0.count, 0) }
+        let answer = await Self.readAnswer(slow)
+        #expect(answer.hasPrefix("HTTP/1.1 202"), "\(answer)")
+        try await eventually("the slot to be free again") { (try? await world.post(httpMessage("m1")))?.status == 202 }
+        #expect(try world.store().containsMessage(chat: ChatID("c1"), id: MessageID("slow")))
+    }
+
+    @Test func aBodyThatStallsIsAnswered408AndNothingOfItIsStored() async throws {
+        let world = try HTTPIngestWorld(sourceOptions: "tokens: [secret-token]\nidle_timeout_s: 1")
+        let herald = try await world.start()
+        defer { herald.child.signal(SIGKILL) }
+        let stalled = try Self.partialPost(world, body: httpMessage("stalled"), sent: 10)
+        defer { close(stalled) }
+        let answer = await Self.readAnswer(stalled)
+        #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
+        #expect(try world.store().containsMessage(chat: ChatID("c1"), id: MessageID("stalled")) == false)
+        #expect(try await world.post(httpMessage("m1")).status == 202, "the server goes on")
     }
 
     @Test func signedRequestsAreAcceptedAndStaleOrForgedOnesRefused() async throws {

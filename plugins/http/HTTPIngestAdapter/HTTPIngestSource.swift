@@ -50,7 +50,10 @@ public struct HTTPIngestSource: SourceAdapter {
         router.post(RouterPath(configuration.path)) { request, requestContext in
             await endpoint.handle(request, context: requestContext)
         }
-        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: .milliseconds(Int64(configuration.idleTimeoutSeconds * 1000))))
+        // The connection may idle a second longer than a body may take, so a stalled body is answered 408
+        // before the connection is dropped.
+        let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeoutSeconds * 1000) + 1000)
+        let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idle))
         let server = try tlsConfiguration.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1
         let logger = context.logger
         let scheme = tlsConfiguration == nil ? "http" : "https"
