@@ -78,7 +78,7 @@ struct BearerTokenMiddleware: RouterMiddleware {
                             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":"too many failed token checks; wait and retry"}"#)))
         }
         let header = request.headers[.authorization] ?? ""
-        guard header.hasPrefix("Bearer "), constantTimeEqual(String(header.dropFirst(7)), token) else {
+        guard header.hasPrefix("Bearer "), ConstantTime.equal(header.utf8.dropFirst(7), token.utf8) else {
             limiter.recordFailure(client: client, now: now)
             return Response(status: .unauthorized, headers: [.contentType: "application/json", .wwwAuthenticate: "Bearer"],
                             body: ResponseBody(byteBuffer: ByteBuffer(string: #"{"error":"missing or wrong bearer token"}"#)))
@@ -86,11 +86,6 @@ struct BearerTokenMiddleware: RouterMiddleware {
         return try await next(request, context)
     }
 
-    private func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-        let a = Array(a.utf8), b = Array(b.utf8)
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(0) { $0 | ($1.0 ^ $1.1) } == 0
-    }
 }
 
 /// The admin API could not serve (most often: the address is taken).

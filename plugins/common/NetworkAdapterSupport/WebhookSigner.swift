@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import HeraldPluginAPI
 
 /// Signs webhook requests the Standard Webhooks way: `webhook-signature: v1,<base64 HMAC-SHA256>` over
 /// `<webhook-id>.<webhook-timestamp>.<body>`. A `whsec_`-prefixed secret is the base64 of the key;
@@ -29,11 +30,6 @@ public struct WebhookSigner: Sendable {
     /// and tests.
     public func verify(header: String, id: String, timestamp: Int64, body: [UInt8]) -> Bool {
         let expected = signature(id: id, timestamp: timestamp, body: body)
-        return header.split(separator: " ").contains { candidate in
-            // Constant-time comparison of equal-length values.
-            let a = Array(candidate.utf8), b = Array(expected.utf8)
-            guard a.count == b.count else { return false }
-            return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
-        }
+        return header.split(separator: " ").contains { ConstantTime.equal($0.utf8, expected.utf8) }
     }
 }

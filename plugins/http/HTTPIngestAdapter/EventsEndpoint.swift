@@ -18,7 +18,7 @@ final class EventsEndpoint: Sendable {
     let context: SourceContext
     let metrics: HTTPIngestMetrics
     private let inFlight = Atomic<Int>(0)
-    private let failureLog = RateLimit(intervalMilliseconds: 10_000)
+    private let failureLog = RateLimitedLog(intervalMilliseconds: 10_000)
     private let sequence = Atomic<Int>(0)
 
     init(name: String, configuration: HTTPIngestConfiguration, authenticator: RequestAuthenticator, reader: HTTPBodyReader,
@@ -42,7 +42,7 @@ final class EventsEndpoint: Sendable {
         let requestID = request.headers[Self.requestIDHeader].map { String($0.prefix(64)) } ?? generatedID()
         let response = await answer(request, remote: requestContext.remoteAddress, requestID: requestID)
         metrics.answered(response.status.code)
-        metrics.duration.recordNanoseconds((ContinuousClock.now - started).nanosecondsClamped)
+        metrics.duration.recordNanoseconds((ContinuousClock.now - started).nanoseconds)
         var headers = response.headers
         headers[Self.requestIDHeader] = requestID
         return Response(status: response.status, headers: headers, body: response.body)
@@ -99,7 +99,7 @@ final class EventsEndpoint: Sendable {
             return Response(status: .accepted, headers: [.contentType: "application/json"],
                             body: ResponseBody(byteBuffer: ByteBuffer(bytes: IngestResponse.committed(records, outcomes: outcomes))))
         case .failure(let error):
-            if let suppressed = failureLog.admit(now: now) {
+            if let suppressed = failureLog.admit(key: "commit", now: now) {
                 context.logger.warning("Commit failed; answered 503 and nothing was accepted.", metadata: [
                     "error": "\(error)", "suppressed_since_last": "\(suppressed)",
                 ])
@@ -136,7 +136,7 @@ final class EventsEndpoint: Sendable {
     }
 
     private func unauthorized(_ failure: RequestAuthenticator.Failure, remote: SocketAddress?) -> Response {
-        if let suppressed = failureLog.admit(now: context.clock.now()) {
+        if let suppressed = failureLog.admit(key: "auth", now: context.clock.now()) {
             context.logger.warning("Request refused: authentication failed.", metadata: [
                 "reason": "\(failure.rawValue)", "remote": "\(Self.describe(remote))", "suppressed_since_last": "\(suppressed)",
             ])

@@ -39,7 +39,7 @@ struct RequestAuthenticator: Sendable {
         let presented = Array(header.dropFirst(7).utf8)
         // Every token is compared, whatever matched, so the time taken says nothing about which did.
         var matched = false
-        for token in tokens where Self.constantTimeEqual(presented, Array(token.value.utf8)) { matched = true }
+        for token in tokens where ConstantTime.equal(presented, token.value.utf8) { matched = true }
         return matched ? .success(()) : .failure(.wrongToken)
     }
 
@@ -50,10 +50,5 @@ struct RequestAuthenticator: Sendable {
               let signature = credentials.webhookSignature else { return .failure(.unsigned) }
         guard abs(now.milliseconds - stamp * 1000) <= toleranceMilliseconds else { return .failure(.stale) }
         return signer.verify(header: signature, id: id, timestamp: stamp, body: body) ? .success(()) : .failure(.badSignature)
-    }
-
-    static func constantTimeEqual(_ a: [UInt8], _ b: [UInt8]) -> Bool {
-        guard a.count == b.count else { return false }
-        return zip(a, b).reduce(UInt8(0)) { $0 | ($1.0 ^ $1.1) } == 0
     }
 }
