@@ -199,19 +199,10 @@ public struct AdminSection: Decodable, Sendable {
     }
 
     /// The host and port of `listen`.
-    public var hostAndPort: (host: String, port: Int)? {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]), (0...65535).contains(port) else {
-            return nil
-        }
-        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host.isEmpty ? nil : (host, port)
-    }
+    public var hostAndPort: (host: String, port: Int)? { ListenAddress(listen).map { ($0.host, $0.port) } }
 
-    /// Whether `listen` is a loopback address.
-    public var isLoopback: Bool {
-        guard let host = hostAndPort?.host else { return false }
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    /// Whether the admin API listens on loopback only.
+    public var isLoopback: Bool { ListenAddress(listen)?.isLoopback ?? false }
 
     /// The token from `token` or `token_file` (trailing newline ignored), if any.
     public func resolvedToken() throws(ConfigurationError) -> String? {

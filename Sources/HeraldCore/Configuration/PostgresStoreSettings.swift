@@ -73,7 +73,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         }
     }
 
-    static func isLoopback(_ host: String) -> Bool { host == "localhost" || host == "::1" || host.hasPrefix("127.") }
+    static func isLoopback(_ host: String) -> Bool { ListenAddress.isLoopback(host: host) }
 
     /// `text` with anything between `://` and `@` reduced to the user name.
     static func redacted(_ text: String) -> String {

@@ -77,18 +77,10 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
     var signingSecret: WebhookSecretSetting { WebhookSecretSetting(value: webhookSecret, file: webhookSecretFile, key: "webhook_secret") }
 
     /// `listen` split into host and port, or `nil` when it is not `host:port`.
-    public var hostAndPort: (host: String, port: Int)? {
-        guard let colon = listen.lastIndex(of: ":"), let port = Int(listen[listen.index(after: colon)...]),
-              (0...65535).contains(port) else { return nil }
-        let host = String(listen[..<colon]).trimmingCharacters(in: CharacterSet(charactersIn: "[]"))
-        return host.isEmpty ? nil : (host, port)
-    }
+    public var hostAndPort: (host: String, port: Int)? { ListenAddress(listen).map { ($0.host, $0.port) } }
 
     /// Whether the listener is reachable from this machine only.
-    public var isLoopback: Bool {
-        guard let host = hostAndPort?.host else { return false }
-        return host == "localhost" || host == "::1" || host.hasPrefix("127.")
-    }
+    public var isLoopback: Bool { ListenAddress(listen)?.isLoopback ?? false }
 
     /// Offline checks.
     public func validate() throws(ConfigurationError) {
