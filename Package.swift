@@ -199,7 +199,10 @@ let package = Package(
         ),
         .testTarget(
             name: "MQTTAdapterTests",
-            dependencies: ["MQTTAdapter", "HeraldCore", "HeraldTestKit"],
+            dependencies: [
+                "MQTTAdapter", "Mosquitto", "HeraldCore", "HeraldTestKit",
+                .product(name: "Logging", package: "swift-log"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+            ],
             exclude: ["Fixtures"],
             swiftSettings: strict
         ),

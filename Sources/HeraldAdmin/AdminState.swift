@@ -42,7 +42,12 @@ final class AdminState: Sendable {
         for (name, health) in parts.sourceHealth {
             let snapshot = health.snapshot
             let down = now.milliseconds - snapshot.since.milliseconds
-            sources[name] = ["connected": snapshot.connected, "since": snapshot.since.milliseconds]
+            var entry: [String: Any] = ["connected": snapshot.connected, "since": snapshot.since.milliseconds]
+            if let problem = snapshot.problem {
+                entry["problem"] = problem
+                problems.append("source \(name): \(problem)")
+            }
+            sources[name] = entry
             if !snapshot.connected, down >= budget {
                 problems.append("source \(name) disconnected for \(down / 1000) s")
             }

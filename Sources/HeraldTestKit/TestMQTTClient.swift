@@ -13,6 +13,8 @@ public final class TestMQTTClient: Sendable {
         public var text: String
         /// Whether it was delivered as retained.
         public var retained: Bool
+        /// MQTT 5 content type, if the publisher set one.
+        public var contentType: String? = nil
     }
 
     private let client: MosquittoClient
@@ -27,15 +29,17 @@ public final class TestMQTTClient: Sendable {
     /// With `cleanSession: false` the broker keeps the subscriptions and queues QoS 1 messages while
     /// the client is away.
     public init(port: Int, clientID: String = "test-\(UUID().uuidString.prefix(8))", cleanSession: Bool = true,
-                subscriptions: [String] = [], maxInflight: Int = 100, onMessage: (@Sendable (Received) -> Void)? = nil) async throws {
+                subscriptions: [String] = [], maxInflight: Int = 100, protocolVersion: MosquittoOptions.ProtocolVersion = .v311,
+                onMessage: (@Sendable (Received) -> Void)? = nil) async throws {
         var options = MosquittoOptions(host: "127.0.0.1", port: port, clientID: clientID, cleanSession: cleanSession, keepalive: 30)
         options.maxInflight = maxInflight
+        options.protocolVersion = protocolVersion
         onMessageHook = onMessage
         let box = CallbackTarget()
         client = try MosquittoClient(options: options, callbacks: MosquittoCallbacks(
             onConnect: { code, _ in box.target?.didConnect(code: code, subscriptions: subscriptions) },
             onMessage: { box.target?.didReceive($0) },
-            onPublish: { _ in box.target?.didAcknowledge() }))
+            onPublish: { _, _ in box.target?.didAcknowledge() }))
         box.target = self
         try client.connect()
         let thread = Thread { [self] in
@@ -47,14 +51,15 @@ public final class TestMQTTClient: Sendable {
         try await eventually("test client to connect to \(port)", timeout: .seconds(60)) { connected.load(ordering: .acquiring) }
     }
 
-    private func didConnect(code: Int32, subscriptions: [String]) {
-        guard code == 0 else { return }
-        for filter in subscriptions { try? client.subscribe(filter, qos: 1) }
+    private func didConnect(code: MosquittoReasonCode, subscriptions: [String]) {
+        guard code.isSuccess else { return }
+        for filter in subscriptions { _ = try? client.subscribe(filter, qos: 1) }
         connected.store(true, ordering: .releasing)
     }
 
     private func didReceive(_ message: MosquittoMessage) {
-        let received = Received(topic: message.topic, text: String(decoding: message.payload, as: UTF8.self), retained: message.retain)
+        let received = Received(topic: message.topic, text: String(decoding: message.payload, as: UTF8.self), retained: message.retain,
+                                contentType: message.contentType)
         inbox.withLock { $0.append(received) }
         onMessageHook?(received)
     }

@@ -17,6 +17,8 @@ public struct TailEventDocument: Codable, Sendable, Hashable {
     public var source: String
     /// Origin (topic, URL).
     public var origin: String
+    /// What the transport said beside the bytes (MQTT 5 user properties, content type), when anything.
+    public var attributes: [String: String]?
     /// Receive time, epoch ms.
     public var receivedAt: Int64
     /// Commit time, epoch ms.
@@ -39,7 +41,7 @@ public struct TailEventDocument: Codable, Sendable, Hashable {
     }
 
     enum CodingKeys: String, CodingKey {
-        case type, chat, event, source, origin, receivedAt = "received_at", committedAt = "committed_at"
+        case type, chat, event, source, origin, attributes, receivedAt = "received_at", committedAt = "committed_at"
         case commitLatencyMs = "commit_latency_ms", applied, outputs
     }
 
@@ -49,6 +51,7 @@ public struct TailEventDocument: Codable, Sendable, Hashable {
         chat = record.event.chat.rawValue
         source = record.provenance.adapter
         origin = record.provenance.origin
+        attributes = record.provenance.attributes.isEmpty ? nil : record.provenance.attributes
         receivedAt = record.provenance.receivedAt.milliseconds
         committedAt = record.committedAt.milliseconds
         commitLatencyMs = record.commitLatencyMilliseconds

@@ -8,6 +8,9 @@ public final class SourceHealth: Sendable {
         public var connected: Bool
         /// When the state last changed.
         public var since: Timestamp
+        /// What keeps the source from working while connected (e.g. a subscription the broker refused),
+        /// or `nil`. Readiness fails at once while a problem is reported.
+        public var problem: String? = nil
     }
 
     private let state: Mutex<Snapshot>
@@ -17,7 +20,12 @@ public final class SourceHealth: Sendable {
 
     /// Reports a change (repeated reports of the same state keep the original `since`).
     public func report(connected: Bool, at now: Timestamp) {
-        state.withLock { if $0.connected != connected { $0 = Snapshot(connected: connected, since: now) } }
+        state.withLock { if $0.connected != connected { $0 = Snapshot(connected: connected, since: now, problem: $0.problem) } }
+    }
+
+    /// Reports a problem the connection state does not show, or clears it with `nil`.
+    public func report(problem: String?) {
+        state.withLock { $0.problem = problem }
     }
 
     /// The current state.

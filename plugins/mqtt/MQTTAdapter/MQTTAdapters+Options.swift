@@ -16,6 +16,11 @@ extension MQTTAdapters {
             AdapterOption("key_file", .string, "Client key"),
             AdapterOption("insecure_skip_verify", .boolean, default: "false", "Skip host name verification (development only)"),
         ]), "TLS settings for mqtts://; TLS 1.2 minimum, verification on"),
+        AdapterOption("protocol", .choice(["3.1.1", "5"]), default: "3.1.1", "MQTT protocol version"),
+        AdapterOption("session_expiry_s", .integer, default: "\(MQTTConnectionOptions.defaultSessionExpirySeconds)",
+                      "MQTT 5: seconds the broker keeps the session and its queued messages after a disconnect"),
+        AdapterOption("receive_maximum", .integer, default: "65535",
+                      "MQTT 5: messages the broker may send before their acknowledgements (keep above max_batch)"),
     ]
 
     /// The source's options.
@@ -23,6 +28,8 @@ extension MQTTAdapters {
         AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every subscription template"),
         AdapterOption("max_payload_bytes", .integer, default: "65536", "Larger payloads are dead-lettered before parsing"),
         AdapterOption("max_batch", .integer, default: "\(MQTTSourceConfiguration.defaultMaxBatch)", "Messages read before one group commit"),
+        AdapterOption("share_group", .string,
+                      "Subscribe as $share/GROUP/… so the broker spreads messages over every instance in the group"),
         AdapterOption("subscriptions", .objects([
             AdapterOption("topic", .string, required: true, "Template with {chat} and {user} levels"),
             AdapterOption("event", .choice(PayloadKind.allCases.map(\.rawValue)), required: true, "What the payloads are"),
@@ -41,5 +48,8 @@ extension MQTTAdapters {
         AdapterOption("ack_timeout_s", .number, default: "10", "Seconds to wait for PUBACKs before retrying"),
         AdapterOption("max_inflight", .integer, default: "\(MQTTSinkConfiguration.defaultMaxInflight)",
                       "Publishes awaiting their PUBACK at once; raise it for a distant broker"),
+        AdapterOption("message_expiry_s", .object(OutputKind.allCases.map { AdapterOption($0.rawValue, .integer, "Seconds") }),
+                      "MQTT 5: the broker drops an output of this kind still undelivered after this long"),
+        AdapterOption("content_type", .string, default: "application/json", "MQTT 5: content type sent with every output"),
     ]
 }

@@ -4,7 +4,7 @@ import CMosquitto
 import Glibc
 #endif
 
-/// One libmosquitto client in the library's *threaded* state, driven by a loop the caller owns.
+/// One libmosquitto client (MQTT 3.1.1 or 5) in the library's *threaded* state, driven by a loop the caller owns.
 ///
 /// The threaded state matters for delivery safety: libmosquitto then only *queues* the PUBACK for an
 /// inbound QoS 1 message, and the packet leaves when the owner calls ``writePending()``. A source can
@@ -24,7 +24,7 @@ public final class MosquittoClient: @unchecked Sendable {
     /// - Throws: ``MosquittoError`` when libmosquitto rejects an option (e.g. an unreadable CA file).
     public init(options: MosquittoOptions, callbacks: MosquittoCallbacks) throws(MosquittoError) {
         _ = MosquittoLibrary.initialised
-        let box = Unmanaged.passRetained(CallbackBox(callbacks))
+        let box = Unmanaged.passRetained(CallbackBox(callbacks, protocolVersion: options.protocolVersion))
         guard let handle = mosquitto_new(options.clientID, options.cleanSession, box.toOpaque()) else {
             box.release()
             throw MosquittoError(operation: "create client", code: Int32(MOSQ_ERR_NOMEM.rawValue))
@@ -49,6 +49,14 @@ public final class MosquittoClient: @unchecked Sendable {
         // Small packets (PUBACKs, single PUBLISHes) leave at once instead of waiting for the peer's
         // delayed ACK (Nagle): otherwise a PUBACK can sit in the kernel for tens of milliseconds.
         try MosquittoError.check(mosquitto_int_option(handle, MOSQ_OPT_TCP_NODELAY, 1), "set TCP_NODELAY")
+        if options.protocolVersion == .v5 {
+            try MosquittoError.check(mosquitto_int_option(handle, MOSQ_OPT_PROTOCOL_VERSION, Int32(MQTT_PROTOCOL_V5)),
+                                     "select MQTT 5")
+            // libmosquitto's own default is 20, which would cap how many messages a group commit holds.
+            try MosquittoError.check(
+                mosquitto_int_option(handle, MOSQ_OPT_RECEIVE_MAXIMUM, Int32(min(max(options.receiveMaximum, 1), 65_535))),
+                "set receive maximum")
+        }
         if options.username != nil || options.password != nil {
             try MosquittoError.check(mosquitto_username_pw_set(handle, options.username, options.password), "set credentials")
         }
@@ -62,13 +70,27 @@ public final class MosquittoClient: @unchecked Sendable {
     /// Opens the TCP (and TLS) connection and sends CONNECT. Blocks through the handshake,
     /// so call it on the loop's own thread. CONNACK arrives later through ``readPacket()``.
     public func connect() throws(MosquittoError) {
-        let code = mosquitto_connect(handle, options.host, Int32(options.port), Int32(options.keepalive))
+        let code: Int32
+        if options.protocolVersion == .v5, !options.cleanSession, options.sessionExpirySeconds > 0 {
+            var properties: OpaquePointer?
+            defer { mosquitto_property_free_all(&properties) }
+            try MosquittoError.check(
+                mosquitto_property_add_int32(&properties, Int32(MQTT_PROP_SESSION_EXPIRY_INTERVAL.rawValue), options.sessionExpirySeconds),
+                "set session expiry")
+            code = mosquitto_connect_bind_v5(handle, options.host, Int32(options.port), Int32(options.keepalive), nil, properties)
+        } else {
+            code = mosquitto_connect(handle, options.host, Int32(options.port), Int32(options.keepalive))
+        }
         try MosquittoError.check(code, "connect to \(options.host):\(options.port)")
     }
 
     /// Queues a SUBSCRIBE for `pattern` at `qos`.
-    public func subscribe(_ pattern: String, qos: Int32) throws(MosquittoError) {
-        try MosquittoError.check(mosquitto_subscribe(handle, nil, pattern, qos), "subscribe \(pattern)")
+    /// - Returns: the message id that ``MosquittoCallbacks/onSubscribe`` reports with the broker's answer.
+    @discardableResult
+    public func subscribe(_ pattern: String, qos: Int32) throws(MosquittoError) -> Int32 {
+        var messageID: Int32 = 0
+        try MosquittoError.check(mosquitto_subscribe_v5(handle, &messageID, pattern, qos, 0, nil), "subscribe \(pattern)")
+        return messageID
     }
 
     /// Queues a PUBLISH and, unless `wakeLoop` is false, wakes the loop. Safe from any thread.
@@ -77,10 +99,24 @@ public final class MosquittoClient: @unchecked Sendable {
     /// the last: the loop then writes them in one turn instead of waking for each.
     /// - Returns: the message id that ``MosquittoCallbacks/onPublish`` will report once acknowledged.
     @discardableResult
-    public func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool, wakeLoop: Bool = true) throws(MosquittoError) -> Int32 {
+    public func publish(topic: String, payload: [UInt8], qos: Int32, retain: Bool,
+                        properties: MosquittoPublishProperties = MosquittoPublishProperties(),
+                        wakeLoop: Bool = true) throws(MosquittoError) -> Int32 {
         var messageID: Int32 = 0
+        var list: OpaquePointer?
+        defer { mosquitto_property_free_all(&list) }
+        if options.protocolVersion == .v5 {
+            if let seconds = properties.messageExpirySeconds {
+                try MosquittoError.check(
+                    mosquitto_property_add_int32(&list, Int32(MQTT_PROP_MESSAGE_EXPIRY_INTERVAL.rawValue), seconds), "set message expiry")
+            }
+            if let contentType = properties.contentType {
+                try MosquittoError.check(
+                    mosquitto_property_add_string(&list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), contentType), "set content type")
+            }
+        }
         let code = payload.withUnsafeBytes { bytes in
-            mosquitto_publish(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain)
+            mosquitto_publish_v5(handle, &messageID, topic, Int32(bytes.count), bytes.baseAddress, qos, retain, list)
         }
         try MosquittoError.check(code, "publish to \(topic)")
         if wakeLoop { wake() }
@@ -148,7 +184,11 @@ private enum MosquittoLibrary {
 /// The object libmosquitto hands back to every callback as `userdata`.
 private final class CallbackBox: Sendable {
     let callbacks: MosquittoCallbacks
-    init(_ callbacks: MosquittoCallbacks) { self.callbacks = callbacks }
+    let protocolVersion: MosquittoOptions.ProtocolVersion
+    init(_ callbacks: MosquittoCallbacks, protocolVersion: MosquittoOptions.ProtocolVersion) {
+        self.callbacks = callbacks
+        self.protocolVersion = protocolVersion
+    }
 
     static func from(_ pointer: UnsafeMutableRawPointer?) -> CallbackBox? {
         pointer.map { Unmanaged<CallbackBox>.fromOpaque($0).takeUnretainedValue() }
@@ -156,23 +196,58 @@ private final class CallbackBox: Sendable {
 }
 
 extension MosquittoClient {
+    // The _v5 callbacks serve both protocol versions (MQTT 3.1.1 passes no properties).
     fileprivate static func installCallbacks(_ handle: OpaquePointer) {
-        mosquitto_connect_with_flags_callback_set(handle) { _, userdata, code, flags in
-            CallbackBox.from(userdata)?.callbacks.onConnect(code, flags & 1 != 0)
+        mosquitto_connect_v5_callback_set(handle) { _, userdata, code, flags, _ in
+            guard let box = CallbackBox.from(userdata) else { return }
+            box.callbacks.onConnect(MosquittoReasonCode(code, protocolVersion: box.protocolVersion, isConnack: true), flags & 1 != 0)
         }
-        mosquitto_message_callback_set(handle) { _, userdata, message in
+        mosquitto_message_v5_callback_set(handle) { _, userdata, message, properties in
             guard let box = CallbackBox.from(userdata), let message = message?.pointee else { return }
             let topic = message.topic.map { String(cString: $0) } ?? ""
             let length = Int(message.payloadlen)
             let payload: [UInt8] = length > 0 && message.payload != nil
                 ? Array(UnsafeRawBufferPointer(start: message.payload, count: length)) : []
-            box.callbacks.onMessage(MosquittoMessage(topic: topic, payload: payload, qos: message.qos, retain: message.retain))
+            let (userProperties, contentType) = properties.map(MosquittoClient.readProperties) ?? ([], nil)
+            box.callbacks.onMessage(MosquittoMessage(topic: topic, payload: payload, qos: message.qos, retain: message.retain,
+                                                     userProperties: userProperties, contentType: contentType))
         }
-        mosquitto_publish_callback_set(handle) { _, userdata, messageID in
-            CallbackBox.from(userdata)?.callbacks.onPublish(messageID)
+        mosquitto_publish_v5_callback_set(handle) { _, userdata, messageID, reason, _ in
+            guard let box = CallbackBox.from(userdata) else { return }
+            box.callbacks.onPublish(messageID, MosquittoReasonCode(reason, protocolVersion: box.protocolVersion))
+        }
+        mosquitto_subscribe_v5_callback_set(handle) { _, userdata, messageID, count, granted, _ in
+            guard let box = CallbackBox.from(userdata) else { return }
+            let codes = (0..<Int(max(count, 0))).map { index in
+                MosquittoReasonCode(granted?[index] ?? 0x80, protocolVersion: box.protocolVersion)
+            }
+            box.callbacks.onSubscribe(messageID, codes)
         }
         mosquitto_disconnect_callback_set(handle) { _, userdata, code in
             CallbackBox.from(userdata)?.callbacks.onDisconnect(code)
         }
+    }
+
+    /// User properties and content type of an inbound MQTT 5 PUBLISH.
+    fileprivate static func readProperties(_ list: OpaquePointer) -> ([(name: String, value: String)], String?) {
+        var pairs: [(name: String, value: String)] = []
+        var name: UnsafeMutablePointer<CChar>?
+        var value: UnsafeMutablePointer<CChar>?
+        var cursor = mosquitto_property_read_string_pair(list, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, false)
+        while let found = cursor {
+            if let name, let value { pairs.append((String(cString: name), String(cString: value))) }
+            free(name)
+            free(value)
+            name = nil
+            value = nil
+            cursor = mosquitto_property_read_string_pair(found, Int32(MQTT_PROP_USER_PROPERTY.rawValue), &name, &value, true)
+        }
+        var contentType: UnsafeMutablePointer<CChar>?
+        var type: String?
+        if mosquitto_property_read_string(list, Int32(MQTT_PROP_CONTENT_TYPE.rawValue), &contentType, false) != nil, let contentType {
+            type = String(cString: contentType)
+        }
+        free(contentType)
+        return (pairs, type)
     }
 }

@@ -1,5 +1,13 @@
-/// Everything needed to open one MQTT 3.1.1 connection with libmosquitto.
+/// Everything needed to open one MQTT 3.1.1 or MQTT 5 connection with libmosquitto.
 public struct MosquittoOptions: Sendable {
+    /// The MQTT protocol version spoken on the connection.
+    public enum ProtocolVersion: Int, Sendable, CaseIterable {
+        /// MQTT 3.1.1 (the default).
+        case v311 = 4
+        /// MQTT 5: reason codes, session expiry, receive maximum, properties.
+        case v5 = 5
+    }
+
     /// TLS settings for `mqtts://`. Verification of the peer and its host name is always on
     /// unless ``insecure`` is set, which is meant for development only.
     public struct TLS: Sendable {
@@ -46,6 +54,13 @@ public struct MosquittoOptions: Sendable {
     public var tls: TLS?
     /// Outgoing QoS 1 messages in flight at once (libmosquitto's default is 20; 0 = no limit).
     public var maxInflight: Int = 20
+    /// The protocol version.
+    public var protocolVersion: ProtocolVersion = .v311
+    /// MQTT 5: how long the broker keeps the session after a disconnect, in seconds (`cleanSession`
+    /// false means clean start false). Ignored by MQTT 3.1.1, whose persistent sessions never expire.
+    public var sessionExpirySeconds: UInt32 = 0
+    /// MQTT 5: inbound QoS 1 messages the broker may send before it hears their PUBACKs (1–65535).
+    public var receiveMaximum: Int = 65_535
 
     /// Creates connection options.
     public init(host: String, port: Int, clientID: String, cleanSession: Bool = false, keepalive: Int = 30,

@@ -18,9 +18,20 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
     public var keepalive: Int
     /// TLS settings for `mqtts://`.
     public var tls: MQTTTLSOptions?
+    /// `3.1.1` (default) or `5`.
+    public var protocolVersion: String
+    /// MQTT 5: seconds the broker keeps the session (and queues QoS 1 messages) after a disconnect.
+    public var sessionExpirySeconds: Int
+    /// MQTT 5: inbound QoS 1 messages the broker may send before their PUBACKs.
+    public var receiveMaximum: Int
+
+    /// Seven days: long enough for any restart or maintenance window, short enough that the session of
+    /// an instance that was removed for good does not queue messages forever.
+    public static let defaultSessionExpirySeconds = 7 * 24 * 3600
 
     enum CodingKeys: String, CodingKey {
         case url, clientID = "client_id", username, password, passwordFile = "password_file", keepalive, tls
+        case protocolVersion = "protocol", sessionExpirySeconds = "session_expiry_s", receiveMaximum = "receive_maximum"
     }
 
     /// Decodes the connection keys of a source or sink section.
@@ -33,6 +44,18 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
         passwordFile = try container.decodeIfPresent(String.self, forKey: .passwordFile)
         keepalive = try container.decodeIfPresent(Int.self, forKey: .keepalive) ?? 30
         tls = try container.decodeIfPresent(MQTTTLSOptions.self, forKey: .tls)
+        protocolVersion = try container.decodeIfPresent(String.self, forKey: .protocolVersion) ?? "3.1.1"
+        sessionExpirySeconds = try container.decodeIfPresent(Int.self, forKey: .sessionExpirySeconds) ?? Self.defaultSessionExpirySeconds
+        receiveMaximum = try container.decodeIfPresent(Int.self, forKey: .receiveMaximum) ?? 65_535
+    }
+
+    /// The protocol version, checked.
+    func version() throws(ConfigurationError) -> MosquittoOptions.ProtocolVersion {
+        switch protocolVersion {
+        case "3.1.1", "311", "4": return .v311
+        case "5", "5.0": return .v5
+        default: throw ConfigurationError("must be 3.1.1 or 5, found \(protocolVersion)", keyPath: "protocol")
+        }
     }
 
     /// Parsed endpoint.
@@ -73,6 +96,13 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
             throw ConfigurationError("tls settings need an mqtts:// url", keyPath: "tls")
         }
         try tls?.validate()
+        _ = try version()
+        guard (0...Int(UInt32.max)).contains(sessionExpirySeconds) else {
+            throw ConfigurationError("must be between 0 and \(UInt32.max) seconds", keyPath: "session_expiry_s")
+        }
+        guard (1...65_535).contains(receiveMaximum) else {
+            throw ConfigurationError("must be between 1 and 65535", keyPath: "receive_maximum")
+        }
     }
 
     /// Builds libmosquitto options, reading the password file if one is set.
@@ -92,8 +122,12 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
                 caFile: tls.caFile, caPath: tls.caFile == nil ? (tls.caPath ?? "/etc/ssl/certs") : tls.caPath,
                 certFile: tls.certFile, keyFile: tls.keyFile, insecure: tls.insecureSkipVerify)
         }
-        return MosquittoOptions(host: endpoint.host, port: endpoint.port, clientID: clientID, cleanSession: cleanSession,
-                                keepalive: keepalive, username: username, password: secret, tls: tlsOptions)
+        var options = MosquittoOptions(host: endpoint.host, port: endpoint.port, clientID: clientID, cleanSession: cleanSession,
+                                       keepalive: keepalive, username: username, password: secret, tls: tlsOptions)
+        options.protocolVersion = try version()
+        options.sessionExpirySeconds = UInt32(clamping: sessionExpirySeconds)
+        options.receiveMaximum = receiveMaximum
+        return options
     }
 }
 

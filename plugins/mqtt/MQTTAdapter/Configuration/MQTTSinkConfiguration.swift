@@ -17,6 +17,10 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
     public var ackTimeoutSeconds: Double
     /// Publishes awaiting their PUBACK at once (the client's send window).
     public var maxInflight: Int
+    /// MQTT 5: seconds after which the broker drops an undelivered output, per output kind.
+    public var messageExpirySeconds: [String: Int]
+    /// MQTT 5: the content type sent with every output.
+    public var contentType: String
 
     /// The default send window. libmosquitto walks its list of unacknowledged publishes on every
     /// publish and every PUBACK while the window has room, so a window as wide as the outbox batch
@@ -28,7 +32,7 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
 
     enum CodingKeys: String, CodingKey {
         case outputs, topics, topicPrefix = "topic_prefix", retainBadges = "retain_badges", ackTimeoutSeconds = "ack_timeout_s"
-        case maxInflight = "max_inflight"
+        case maxInflight = "max_inflight", messageExpirySeconds = "message_expiry_s", contentType = "content_type"
     }
 
     /// Herald's default output topics.
@@ -47,6 +51,8 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
         retainBadges = try container.decodeIfPresent(Bool.self, forKey: .retainBadges) ?? true
         ackTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .ackTimeoutSeconds) ?? 10
         maxInflight = try container.decodeIfPresent(Int.self, forKey: .maxInflight) ?? Self.defaultMaxInflight
+        messageExpirySeconds = try container.decodeIfPresent([String: Int].self, forKey: .messageExpirySeconds) ?? [:]
+        contentType = try container.decodeIfPresent(String.self, forKey: .contentType) ?? "application/json"
     }
 
     /// Offline checks.
@@ -59,6 +65,33 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
         guard (1...65_535).contains(maxInflight) else {
             throw ConfigurationError("must be between 1 and 65535", keyPath: "max_inflight")
         }
+        _ = try publishProperties()
+    }
+
+    /// MQTT 5 properties per output kind (none on MQTT 3.1.1, which cannot carry them).
+    func publishProperties() throws(ConfigurationError) -> [OutputKind: MosquittoPublishProperties] {
+        for (key, seconds) in messageExpirySeconds {
+            guard OutputKind(rawValue: key) != nil else {
+                throw ConfigurationError("unknown output kind \"\(key)\"; use \(OutputKind.allCases.map(\.rawValue).joined(separator: ", "))",
+                                         keyPath: "message_expiry_s.\(key)")
+            }
+            guard (1...Int(UInt32.max)).contains(seconds) else {
+                throw ConfigurationError("must be between 1 and \(UInt32.max) seconds", keyPath: "message_expiry_s.\(key)")
+            }
+        }
+        guard try connection.version() == .v5 else {
+            if !messageExpirySeconds.isEmpty {
+                throw ConfigurationError("message expiry needs protocol: 5", keyPath: "message_expiry_s")
+            }
+            return [:]
+        }
+        var properties: [OutputKind: MosquittoPublishProperties] = [:]
+        for kind in OutputKind.allCases {
+            properties[kind] = MosquittoPublishProperties(
+                messageExpirySeconds: messageExpirySeconds[kind.rawValue].map { UInt32(clamping: $0) },
+                contentType: contentType.isEmpty ? nil : contentType)
+        }
+        return properties
     }
 
     func templates() throws(ConfigurationError) -> [OutputKind: TopicTemplate] {
@@ -88,6 +121,6 @@ public struct MQTTSinkConfiguration: SinkConfiguration, Decodable {
         options.maxInflight = maxInflight
         return MQTTSink(name: name, accepts: Set(outputs), options: options,
                  topics: try templates(), retainBadges: retainBadges,
-                 ackTimeout: .milliseconds(Int64(ackTimeoutSeconds * 1000)))
+                 ackTimeout: .milliseconds(Int64(ackTimeoutSeconds * 1000)), properties: try publishProperties())
     }
 }

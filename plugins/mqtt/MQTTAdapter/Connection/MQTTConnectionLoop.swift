@@ -24,8 +24,10 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     /// What the owner plugs in. All run on the loop thread.
     struct Hooks: Sendable {
         var onMessage: @Sendable (MosquittoMessage) -> Void = { _ in }
-        var onPublish: @Sendable (Int32) -> Void = { _ in }
+        var onPublish: @Sendable (Int32, MosquittoReasonCode) -> Void = { _, _ in }
         var onConnectionChange: @Sendable (_ connected: Bool) -> Void = { _ in }
+        /// The broker refused subscriptions (their filters and reasons), or `nil` once every one is granted.
+        var onProblem: @Sendable (_ problem: String?) -> Void = { _ in }
         /// After each burst: the commit of what the burst read (run on the committer's thread, one
         /// at a time, in order), or `nil` when there is nothing to commit.
         var takeBurst: @Sendable () -> (@Sendable () throws -> Void)? = { nil }
@@ -42,7 +44,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private var handoverWhenIdle: Int { max(1, maxBurst / 8) }
 
     enum LoopError: Error, CustomStringConvertible {
-        case refused(Int32)
+        case refused(MosquittoReasonCode)
         case client(MosquittoError)
         var description: String {
             switch self {
@@ -66,7 +68,10 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private var messagesRead = 0
     /// Messages read into the burst being gathered (not yet handed to the committer).
     private var gathered = 0
-    private var refusal: Int32?
+    private var refusal: MosquittoReasonCode?
+    /// SUBSCRIBEs awaiting their SUBACK (message id → filter), and filters the broker refused.
+    private var pendingSubscriptions: [Int32: String] = [:]
+    private var refusedFilters: [String: MosquittoReasonCode] = [:]
     private var stableSince: ContinuousClock.Instant?
 
     init(options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
@@ -198,13 +203,14 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private func callbacks() -> MosquittoCallbacks {
         MosquittoCallbacks(
             onConnect: { [self] code, sessionPresent in
-                guard code == 0 else {
+                guard code.isSuccess else {
                     refusal = code
                     return
                 }
+                pendingSubscriptions = [:]
                 for filter in filters {
                     do {
-                        try client?.subscribe(filter, qos: 1)
+                        if let messageID = try client?.subscribe(filter, qos: 1) { pendingSubscriptions[messageID] = filter }
                     } catch {
                         logger.error("MQTT subscribe failed.", metadata: ["filter": "\(filter)", "error": "\(error)"])
                     }
@@ -213,7 +219,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 metrics?.connects.increment()
                 logger.info("MQTT connected.", metadata: [
                     "broker": "\(options.host):\(options.port)", "client_id": "\(options.clientID)",
-                    "session_present": "\(sessionPresent)",
+                    "session_present": "\(sessionPresent)", "protocol": "\(options.protocolVersion == .v5 ? "5" : "3.1.1")",
                 ])
                 hooks.onConnectionChange(true)
             },
@@ -221,7 +227,20 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 messagesRead += 1
                 hooks.onMessage(message)
             },
-            onPublish: { [hooks] messageID in hooks.onPublish(messageID) })
+            onPublish: { [hooks] messageID, reason in hooks.onPublish(messageID, reason) },
+            onSubscribe: { [self] messageID, granted in
+                guard let filter = pendingSubscriptions.removeValue(forKey: messageID) else { return }
+                if let reason = granted.first(where: { !$0.isSuccess }) {
+                    refusedFilters[filter] = reason
+                    logger.error("The MQTT broker refused a subscription; nothing published there reaches Herald.", metadata: [
+                        "filter": "\(filter)", "reason": "\(reason)", "client_id": "\(options.clientID)",
+                    ])
+                } else {
+                    refusedFilters[filter] = nil
+                }
+                let refused = refusedFilters.sorted { $0.key < $1.key }.map { "\($0.key) (\($0.value))" }
+                hooks.onProblem(refused.isEmpty ? nil : "the broker refused the subscription to \(refused.joined(separator: ", "))")
+            })
     }
 
     private func sleep(seconds: Double) {

@@ -14,12 +14,14 @@ public final class MQTTSink: SinkAdapter {
     let topics: [OutputKind: TopicTemplate]
     let retainBadges: Bool
     let ackTimeout: Duration
+    let properties: [OutputKind: MosquittoPublishProperties]
     private let tracker = PublishTracker()
     private let loop = Mutex<MQTTConnectionLoop?>(nil)
     private let connected = ConnectionFlag()
 
     init(name: String, accepts: Set<OutputKind>, options: MosquittoOptions, topics: [OutputKind: TopicTemplate],
-         retainBadges: Bool, ackTimeout: Duration) {
+         retainBadges: Bool, ackTimeout: Duration, properties: [OutputKind: MosquittoPublishProperties] = [:]) {
+        self.properties = properties
         self.name = name
         self.accepts = accepts
         self.options = options
@@ -33,7 +35,7 @@ public final class MQTTSink: SinkAdapter {
         let tracker = tracker
         let connected = connected
         let hooks = MQTTConnectionLoop.Hooks(
-            onPublish: { tracker.acknowledge(messageID: $0) },
+            onPublish: { tracker.acknowledge(messageID: $0, reason: $1) },
             onConnectionChange: { isUp in
                 connected.set(isUp)
                 if !isUp { tracker.abandon() }
@@ -51,11 +53,11 @@ public final class MQTTSink: SinkAdapter {
         }
         tracker.begin(count: batch.count)
         for (index, envelope) in batch.enumerated() {
-            let topic = topics[envelope.kind]?.render(filling: envelope.recipient.rawValue)
-                ?? "users/\(envelope.recipient)/\(envelope.kind.rawValue)"
+            let topic = topic(for: envelope)
             do {
                 let messageID = try client.publish(topic: topic, payload: envelope.payload, qos: 1,
-                                                   retain: retainBadges && envelope.kind == .badge, wakeLoop: false)
+                                                   retain: retainBadges && envelope.kind == .badge,
+                                                   properties: properties[envelope.kind] ?? MosquittoPublishProperties(), wakeLoop: false)
                 tracker.register(messageID: messageID, index: index)
             } catch {
                 tracker.abandon()
@@ -65,8 +67,21 @@ public final class MQTTSink: SinkAdapter {
         // One wake for the whole batch: the loop writes every queued publish in one turn.
         client.wake()
         let confirmed = await tracker.waitForConfirmations(timeout: ackTimeout)
+        if confirmed < batch.count, let refusal = tracker.refusal(at: confirmed) {
+            // The broker answered and said no: a retry cannot succeed unless the refusal is temporary.
+            throw SinkError("the broker refused the publish to \(topic(for: batch[confirmed])): \(refusal)",
+                            confirmed: confirmed, undeliverable: !Self.temporaryRefusals.contains(refusal.value))
+        }
         if confirmed == 0 { throw SinkError("the broker acknowledged none of \(batch.count) publishes") }
         return confirmed
+    }
+
+    /// MQTT 5 PUBACK refusals worth retrying: unspecified error, implementation specific, server busy,
+    /// quota exceeded. Others (not authorized, topic name invalid, packet too large …) are final.
+    static let temporaryRefusals: Set<Int32> = [0x80, 0x83, 0x89, 0x97]
+
+    private func topic(for envelope: OutboxEnvelope) -> String {
+        topics[envelope.kind]?.render(filling: envelope.recipient.rawValue) ?? "users/\(envelope.recipient)/\(envelope.kind.rawValue)"
     }
 }
 

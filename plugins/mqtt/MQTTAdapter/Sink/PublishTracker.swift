@@ -1,12 +1,16 @@
+import Mosquitto
 import Synchronization
 
 /// Matches PUBACKs (by message id) to the batch waiting for them. An ack may arrive before the
-/// publisher has registered the id, so unclaimed acks are remembered too.
+/// publisher has registered the id, so unclaimed acks are remembered too. An MQTT 5 PUBACK may carry a
+/// refusal (reason code 0x80 or above): that publish is answered but not confirmed, and the first
+/// refusal in batch order is kept for the caller.
 final class PublishTracker: Sendable {
     private struct State {
         var waiting: [Int32: Int] = [:]          // message id → index in the batch
-        var earlyAcks: Set<Int32> = []
+        var earlyAcks: [Int32: MosquittoReasonCode] = [:]
         var confirmed: Set<Int> = []
+        var refused: [Int: MosquittoReasonCode] = [:]
         var expected = 0
         var abandoned = false
         var continuation: CheckedContinuation<Void, Never>?
@@ -22,8 +26,8 @@ final class PublishTracker: Sendable {
     /// Registers the message id of the publish at `index`.
     func register(messageID: Int32, index: Int) {
         let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
-            if state.earlyAcks.remove(messageID) != nil {
-                state.confirmed.insert(index)
+            if let reason = state.earlyAcks.removeValue(forKey: messageID) {
+                Self.record(reason, index: index, in: &state)
             } else {
                 state.waiting[messageID] = index
             }
@@ -32,13 +36,13 @@ final class PublishTracker: Sendable {
         done?.resume()
     }
 
-    /// A PUBACK arrived.
-    func acknowledge(messageID: Int32) {
+    /// A PUBACK arrived with the broker's reason code.
+    func acknowledge(messageID: Int32, reason: MosquittoReasonCode) {
         let done = state.withLock { state -> CheckedContinuation<Void, Never>? in
             if let index = state.waiting.removeValue(forKey: messageID) {
-                state.confirmed.insert(index)
+                Self.record(reason, index: index, in: &state)
             } else {
-                state.earlyAcks.insert(messageID)
+                state.earlyAcks[messageID] = reason
             }
             return takeIfComplete(&state)
         }
@@ -62,7 +66,7 @@ final class PublishTracker: Sendable {
             group.addTask {
                 await withCheckedContinuation { continuation in
                     let resumeNow = self.state.withLock { state -> Bool in
-                        if state.abandoned || state.confirmed.count >= state.expected { return true }
+                        if state.abandoned || state.confirmed.count + state.refused.count >= state.expected { return true }
                         state.continuation = continuation
                         return false
                     }
@@ -83,8 +87,17 @@ final class PublishTracker: Sendable {
         }
     }
 
+    /// The refusal right after the confirmed prefix, if the broker refused that publish.
+    func refusal(at index: Int) -> MosquittoReasonCode? {
+        state.withLock { $0.refused[index] }
+    }
+
+    private static func record(_ reason: MosquittoReasonCode, index: Int, in state: inout State) {
+        if reason.isSuccess { state.confirmed.insert(index) } else { state.refused[index] = reason }
+    }
+
     private func takeIfComplete(_ state: inout State) -> CheckedContinuation<Void, Never>? {
-        guard state.confirmed.count >= state.expected, let waiter = state.continuation else { return nil }
+        guard state.confirmed.count + state.refused.count >= state.expected, let waiter = state.continuation else { return nil }
         state.continuation = nil
         return waiter
     }

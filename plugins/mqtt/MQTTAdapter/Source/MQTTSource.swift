@@ -17,6 +17,14 @@ public struct MQTTSource: SourceAdapter {
     let options: MosquittoOptions
     let normaliser: MQTTTopicNormaliser
     let maxBatch: Int
+    /// MQTT shared subscription group: each filter is subscribed as `$share/GROUP/filter`, so the broker
+    /// spreads the messages over every instance in the group.
+    let shareGroup: String?
+
+    /// The filters subscribed to (shared when a group is set).
+    var filters: [String] {
+        normaliser.filters.map { filter in shareGroup.map { "$share/\($0)/\(filter)" } ?? filter }
+    }
 
     /// Runs until shutdown.
     public func run(context: SourceContext) async throws {
@@ -30,9 +38,11 @@ public struct MQTTSource: SourceAdapter {
             onMessage: { message in
                 metrics.received.increment()
                 metrics.bytes.increment(by: message.payload.count)
-                batch.records.append(normaliser.normalise(topic: message.topic, payload: message.payload, receivedAt: clock.now()))
+                batch.records.append(normaliser.normalise(topic: message.topic, payload: message.payload, receivedAt: clock.now(),
+                                                          attributes: MQTTTopicNormaliser.attributes(of: message)))
             },
             onConnectionChange: { health.report(connected: $0, at: clock.now()) },
+            onProblem: { health.report(problem: $0) },
             takeBurst: {
                 guard !batch.records.isEmpty else { return nil }
                 let records = batch.take()
@@ -42,9 +52,9 @@ public struct MQTTSource: SourceAdapter {
             context.logger.warning("TLS host name verification is OFF for this MQTT source. Use only in development.")
         }
         context.logger.info("MQTT source starting.", metadata: [
-            "broker": "\(options.host):\(options.port)", "filters": "\(normaliser.filters.joined(separator: ", "))",
+            "broker": "\(options.host):\(options.port)", "filters": "\(filters.joined(separator: ", "))",
         ])
-        let loop = MQTTConnectionLoop(options: options, filters: normaliser.filters, hooks: hooks, shutdown: context.shutdown,
+        let loop = MQTTConnectionLoop(options: options, filters: filters, hooks: hooks, shutdown: context.shutdown,
                                       logger: context.logger, metrics: metrics, maxBurst: maxBatch, reconnect: context.reconnect)
         await loop.run()
         context.logger.info("MQTT source stopped.")

@@ -1,4 +1,5 @@
 public import HeraldPluginAPI
+import Mosquitto
 
 /// Turns an MQTT message (topic + payload) into a ``SourceRecord``: the first subscription whose
 /// template matches decides the event kind; `{chat}` and `{user}` from the topic bind the chat and
@@ -20,9 +21,23 @@ public struct MQTTTopicNormaliser: ReplayNormaliser {
         return routes.map(\.template.filter).filter { seen.insert($0).inserted }
     }
 
-    /// Normalises one inbound message.
-    public func normalise(topic: String, payload: [UInt8], receivedAt: Timestamp) -> SourceRecord {
-        normalise(payload, provenance: Provenance(adapter: adapter, origin: topic, rawSize: payload.count, receivedAt: receivedAt))
+    /// Normalises one inbound message; `attributes` (MQTT 5 properties) travel in its provenance only.
+    public func normalise(topic: String, payload: [UInt8], receivedAt: Timestamp, attributes: [String: String] = [:]) -> SourceRecord {
+        normalise(payload, provenance: Provenance(adapter: adapter, origin: topic, rawSize: payload.count, receivedAt: receivedAt,
+                                                  attributes: attributes))
+    }
+
+    /// The provenance attributes of an MQTT 5 message: `content_type` and `user_property.NAME` (a name
+    /// that repeats keeps its values joined by commas).
+    static func attributes(of message: MosquittoMessage) -> [String: String] {
+        guard message.contentType != nil || !message.userProperties.isEmpty else { return [:] }
+        var attributes: [String: String] = [:]
+        if let contentType = message.contentType { attributes["content_type"] = contentType }
+        for property in message.userProperties {
+            let key = "user_property.\(property.name)"
+            attributes[key] = attributes[key].map { "\($0),\(property.value)" } ?? property.value
+        }
+        return attributes
     }
 
     /// Normalises a raw input with its provenance (the origin is the topic).
