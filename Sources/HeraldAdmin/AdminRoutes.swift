@@ -64,7 +64,15 @@ struct AdminRoutes: Sendable {
         for (name, health) in parts.sourceHealth {
             gauge("herald_source_connected", "1 while the source is connected", labels: [("adapter", name)]).set(to: health.snapshot.connected ? 1 : 0)
         }
-        gauge("herald_build_info", "Herald build", labels: [("version", HeraldVersion.current)]).set(to: 1)
+        gauge("herald_build_info", "Herald build", labels: [("version", HeraldVersion.current), ("instance", parts.identity.id)]).set(to: 1)
+        if let leases = try? parts.store.activeLeases() {
+            let mine = Set(leases.filter { $0.holder == parts.identity.holder }.map(\.name))
+            let names = Set(parts.sourceHealth.map { "source:\($0.name)" } + parts.configuration.sinks.map { "outbox:\($0.name)" })
+            for name in names.union(leases.map(\.name)).sorted() {
+                gauge("herald_lease_held", "1 while this instance holds the lease (a sink's delivery, a singleton source)",
+                      labels: [("lease", name)]).set(to: mine.contains(name) ? 1 : 0)
+            }
+        }
         return Response(status: .ok, headers: [.contentType: "text/plain; version=0.0.4; charset=utf-8"],
                         body: ResponseBody(byteBuffer: ByteBuffer(bytes: registry.emitToBuffer())))
     }
@@ -81,11 +89,17 @@ struct AdminRoutes: Sendable {
         let top = try parts.store.busiestChats(since: since, limit: 5).map { ["chat": $0.chat.rawValue, "messages": $0.count] as [String: Any] }
         let sources = try parts.sourceHealth.map { name, health -> [String: Any] in
             let snapshot = health.snapshot
-            return ["name": name, "connected": snapshot.connected, "since": snapshot.since.milliseconds,
-                    "checkpoints": try parts.store.checkpoints(source: name)]
+            var entry: [String: Any] = ["name": name, "connected": snapshot.connected, "since": snapshot.since.milliseconds,
+                                        "checkpoints": try parts.store.checkpoints(source: name), "standby": snapshot.standby]
+            if let problem = snapshot.problem { entry["problem"] = problem }
+            return entry
+        }
+        let leases = try parts.store.activeLeases().map { lease -> [String: Any] in
+            ["name": lease.name, "holder": lease.holder, "expires_in_ms": lease.expiresInMilliseconds,
+             "mine": lease.holder == parts.identity.holder]
         }
         return json([
-            "version": HeraldVersion.current, "sources": sources,
+            "version": HeraldVersion.current, "instance": parts.identity.id, "sources": sources, "leases": leases,
             "totals": ["applied": totals.applied, "duplicates": totals.duplicates, "dead_lettered": totals.deadLettered, "outputs": totals.outputs],
             "rates_per_s": ["applied": rates.applied, "dead_lettered": rates.deadLettered],
             "outbox_depth": statistics.outbox, "dead_letters": statistics.deadLetters, "messages": statistics.messages,

@@ -43,6 +43,11 @@ final class AdminState: Sendable {
             let snapshot = health.snapshot
             let down = now.milliseconds - snapshot.since.milliseconds
             var entry: [String: Any] = ["connected": snapshot.connected, "since": snapshot.since.milliseconds]
+            if snapshot.standby {
+                entry["standby"] = true
+                sources[name] = entry
+                continue
+            }
             if let problem = snapshot.problem {
                 entry["problem"] = problem
                 problems.append("source \(name): \(problem)")

@@ -54,6 +54,8 @@ extension PostgresChatStore: GatewayStore {
     /// The URL (without password).
     public func startupMetadata() -> Logger.Metadata { ["store": "\(settings)"] }
 
-    /// None: the server does its own upkeep.
-    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service] { [] }
+    /// The outbox listener (the server does its own upkeep).
+    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {
+        [PostgresOutboxListener(settings: settings, signal: outboxSignal, logger: logger.with("component", "outbox-listener"))]
+    }
 }

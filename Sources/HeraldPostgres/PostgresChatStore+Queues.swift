@@ -21,9 +21,11 @@ extension PostgresChatStore {
         }
     }
 
-    /// Removes `sink`'s entries up to and including `sequence`.
-    public func removeOutputs(sink: String, through sequence: Int64) throws {
-        try read { session in try session.execute("DELETE FROM outbox WHERE sink = \(sink) AND seq <= \(sequence)") }
+    /// Removes exactly the delivered entries: with several writers an entry with a lower sequence may
+    /// commit after a higher one was delivered, so a range delete could take an undelivered entry.
+    public func removeOutputs(sink: String, delivered: [Int64]) throws {
+        guard !delivered.isEmpty else { return }
+        try read { session in try session.execute("DELETE FROM outbox WHERE sink = \(sink) AND seq = ANY(\(delivered))") }
     }
 
     /// Counts a failed attempt for the entries.

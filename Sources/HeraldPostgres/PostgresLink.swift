@@ -48,10 +48,7 @@ final class PostgresLink: @unchecked Sendable {
 
     private func open() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
-        var configuration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
-            database: settings.database, tls: try tls())
-        configuration.options.connectTimeout = .seconds(10)
+        let configuration = try Self.configuration(settings)
         do {
             let opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
             connection = opened
@@ -61,7 +58,16 @@ final class PostgresLink: @unchecked Sendable {
         }
     }
 
-    private func tls() throws -> PostgresConnection.Configuration.TLS {
+    /// How to connect to the server the settings name (TLS as configured, a 10 s connect timeout).
+    static func configuration(_ settings: PostgresStoreSettings) throws -> PostgresConnection.Configuration {
+        var configuration = PostgresConnection.Configuration(
+            host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
+            database: settings.database, tls: try tls(settings))
+        configuration.options.connectTimeout = .seconds(10)
+        return configuration
+    }
+
+    private static func tls(_ settings: PostgresStoreSettings) throws -> PostgresConnection.Configuration.TLS {
         guard settings.tls != .disable else { return .disable }
         var tls = TLSConfiguration.makeClientConfiguration()
         tls.minimumTLSVersion = .tlsv12

@@ -65,7 +65,27 @@ enum PostgresSchema {
             """,
         ]),
         (2, "herald_write_batch: a batch's writes in one statement", [PostgresWriteFunction.definition]),
+        (3, "leases: one instance at a time delivers a sink's outbox or runs a singleton source", [
+            """
+            CREATE TABLE leases (
+                name text PRIMARY KEY, holder text NOT NULL,
+                acquired_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)
+            """,
+        ]),
     ]
+
+    /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches
+    /// that touch the same chats take their locks in one order, so they wait for each other instead of
+    /// deadlocking, and each loads its slice after the other committed.
+    static let chatLockClass: Int32 = 0x6865_7261
+
+    /// Chats map onto this many lock buckets: a batch takes at most this many locks however many chats
+    /// it touches (PostgreSQL's shared lock table is small), at the price of two chats in one bucket
+    /// waiting for each other.
+    static let chatLockBuckets: Int32 = 256
+
+    /// The channel `NOTIFY` wakes outbox dispatchers on, when a commit queued outputs.
+    static let outboxChannel = "herald_outbox"
 
     /// The newest version this binary knows.
     static var knownVersion: Int { migrations.last?.version ?? 0 }

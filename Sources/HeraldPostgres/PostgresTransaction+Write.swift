@@ -20,6 +20,8 @@ extension PostgresTransaction {
         let letters = delta.deadLetters
         let saved = delta.checkpoints.compactMap { checkpoint in checkpoint.value.map { (checkpoint, $0) } }
         let removed = delta.checkpoints.filter { $0.value == nil }
+        // Outputs queued: wake every instance's dispatchers when this commits (NOTIFY is transactional).
+        let notify = outbox.isEmpty ? "" : ", pg_notify('\(PostgresSchema.outboxChannel)', '')"
         let rows = try session.query("""
             SELECT herald_write_batch(
                 \(messages.map(\.message.chat.rawValue))::text[], \(messages.map(\.message.id.rawValue))::text[],
@@ -45,10 +47,10 @@ extension PostgresTransaction {
                 \(letters.map(\.provenance.receivedAt.milliseconds))::int8[],
                 \(saved.map(\.0.source))::text[], \(saved.map(\.0.key))::text[], \(saved.map(\.1))::text[],
                 \(delta.checkpointTime.milliseconds)::int8,
-                \(removed.map(\.source))::text[], \(removed.map(\.key))::text[])
+                \(removed.map(\.source))::text[], \(removed.map(\.key))::text[])\(unescaped: notify)
             """)
         var inserted = 0
-        for row in rows { inserted = try row.decode(Int.self) }
+        for row in rows { inserted = try row.makeRandomAccess()[0].decode(Int.self) }
         guard inserted == messages.count else {
             throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
         }

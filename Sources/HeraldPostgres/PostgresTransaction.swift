@@ -9,9 +9,11 @@ struct PostgresTransaction: ChatTransaction {
     let session: PostgresSession
 
     /// The slice in one statement: each part of it is a branch of a `UNION ALL`, told apart by `kind`.
+    /// Before it, one statement takes the transaction's chat locks (``lockChats(_:)``).
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice {
         var slice = StateSlice()
         let chats = keys.chats.map(\.rawValue)
+        try lockChats(chats)
         let messageChats = keys.messages.map(\.chat.rawValue)
         let messageIDs = keys.messages.map(\.id.rawValue)
         let rows = try session.query("""
@@ -61,6 +63,20 @@ struct PostgresTransaction: ChatTransaction {
             }
         }
         return slice
+    }
+
+    /// Locks the chats' buckets until the transaction ends, in ascending order (so two batches never
+    /// wait for each other in a cycle). Another instance's batch on the same chats waits here until
+    /// this one commits, and then loads a slice that includes it: read-modify-write on a chat's
+    /// counters, positions and presence is serialised across instances, while batches on other chats
+    /// run side by side. The slice is read by the next statement, whose snapshot starts after the locks.
+    func lockChats(_ chats: [String]) throws {
+        guard !chats.isEmpty else { return }
+        try session.query("""
+            SELECT pg_advisory_xact_lock(\(PostgresSchema.chatLockClass), bucket) FROM (
+                SELECT DISTINCT abs(hashtext(chat) % \(PostgresSchema.chatLockBuckets)) AS bucket
+                FROM unnest(\(chats)::text[]) AS chat ORDER BY 1) AS buckets
+            """)
     }
 
     func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]] {

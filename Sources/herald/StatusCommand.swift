@@ -22,12 +22,15 @@ struct StatusCommand: AsyncParsableCommand {
             throw ExitCode(1)
         }
         let now = Date().timeIntervalSince1970 * 1000
-        print("Herald \(status["version"] as? String ?? "?") at \(client.baseURL)")
+        print("Herald \(status["version"] as? String ?? "?") at \(client.baseURL), instance \(status["instance"] as? String ?? "?")")
         print("\nSources")
         for source in status["sources"] as? [[String: Any]] ?? [] {
             let connected = source["connected"] as? Bool ?? false
             let since = (now - (source["since"] as? Double ?? now)) / 1000
-            print("  \(source["name"] as? String ?? "?")  \(connected ? "connected" : "DISCONNECTED") for \(Int(since)) s")
+            let state = source["standby"] as? Bool == true ? "standing by (another instance runs it)"
+                : connected ? "connected" : "DISCONNECTED"
+            print("  \(source["name"] as? String ?? "?")  \(state) for \(Int(since)) s")
+            if let problem = source["problem"] as? String { print("    PROBLEM   \(problem)") }
             let checkpoints = (source["checkpoints"] as? [String: String] ?? [:]).sorted { $0.key < $1.key }
             if !checkpoints.isEmpty {
                 print("    position  " + checkpoints.map { "\($0.key)=\($0.value)" }.joined(separator: "  "))
@@ -39,6 +42,14 @@ struct StatusCommand: AsyncParsableCommand {
               + "\(String(format: "%.2f", rates["dead_lettered"] as? Double ?? 0)) dead-lettered/s")
         print("Since start  \(totals["applied"] ?? 0) applied, \(totals["duplicates"] ?? 0) duplicates, \(totals["dead_lettered"] ?? 0) dead-lettered, \(totals["outputs"] ?? 0) outputs")
         print("Store        \(status["messages"] ?? 0) messages, outbox \(status["outbox_depth"] ?? 0), dead letters \(status["dead_letters"] ?? 0)")
+        let leases = status["leases"] as? [[String: Any]] ?? []
+        if !leases.isEmpty {
+            print("\nLeases (instances sharing the store)")
+            for lease in leases {
+                let mine = lease["mine"] as? Bool == true ? "  (this instance)" : ""
+                print("  \(lease["name"] as? String ?? "?")  held by \(lease["holder"] as? String ?? "?")\(mine)")
+            }
+        }
         let top = status["top_chats_last_minute"] as? [[String: Any]] ?? []
         print("\nTop chats (last minute)")
         if top.isEmpty { print("  none") }

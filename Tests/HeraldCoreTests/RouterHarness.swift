@@ -82,7 +82,7 @@ struct RouterHarness: Sendable {
     @discardableResult
     func drain() throws -> [Output] {
         let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100_000)
-        if let last = pending.last { try store.removeOutputs(sink: "sink", through: last.sequence) }
+        try store.removeOutputs(sink: "sink", delivered: pending.map(\.sequence))
         return try pending.map { try $0.decodeOutput() }
     }
 

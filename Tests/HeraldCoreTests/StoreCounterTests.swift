@@ -43,7 +43,7 @@ struct StoreCounterTests {
 
         // The push sink delivers its first three; the hooks sink dead-letters one output.
         let push = try store.pendingOutputs(sink: "push", after: 0, limit: 3)
-        try store.removeOutputs(sink: "push", through: try #require(push.last).sequence)
+        try store.removeOutputs(sink: "push", delivered: push.map(\.sequence))
         let hooks = try #require(try store.pendingOutputs(sink: "hooks", after: 0, limit: 1).first)
         try store.deadLetterOutput(hooks, sink: "hooks", rejection: Rejection(.invalidField, "refused"), at: Timestamp(milliseconds: 2))
         #expect(try store.outboxDepth() == ["push": 2, "hooks": 2])

@@ -79,6 +79,7 @@ public struct ConfigurationLoader: Sendable {
         }
         do { try configuration.store.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "store")]) }
         do { try configuration.admin.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "admin")]) }
+        do { try configuration.instance.validate() } catch { throw place(error, under: [AnyCodingKey(stringValue: "instance")]) }
         let router = configuration.router
         guard router.presenceTTLSeconds > 0, (10...10_000).contains(router.previewLength) else {
             throw place(ConfigurationError("presence_ttl_s must be > 0 and preview_length 10…10000"), under: [AnyCodingKey(stringValue: "router")])

@@ -6,7 +6,7 @@ public import HeraldPluginAPI
 /// `herald adapters --markdown` prints it and a test compares it with the file.
 public enum ConfigurationReference {
     /// The order the core sections appear in a config file.
-    static let sectionOrder = ["store", "router", "outbox", "log", "admin"]
+    static let sectionOrder = ["store", "router", "outbox", "log", "admin", "instance"]
 
     /// The whole page.
     public static func markdown(registry: AdapterRegistry) -> String {
@@ -60,6 +60,7 @@ public enum ConfigurationReference {
         "log": "Logs go to standard error, one line per event that matters.",
         "admin": "The HTTP admin API: health, readiness, metrics, the live tail, store queries. "
             + "See [operations](operations.md#the-admin-api).",
+        "instance": "Who this instance is when several share a PostgreSQL store. See [scale-out](scale-out.md).",
     ]
 
     private static func adapter<Configuration>(_ descriptor: AdapterDescriptor<Configuration>, kind: String) -> String {

@@ -32,6 +32,11 @@ public enum ConfigurationSchema {
             AdapterOption("token_file", .string, "File holding the token (its first line); exclusive with token"),
             AdapterOption("reconnect_budget_s", .number, default: "10", "/readyz tolerates a source reconnecting this long"),
         ],
+        "instance": [
+            AdapterOption("id", .string, default: "the host name", "Unique per instance sharing a store; leases are held under it"),
+            AdapterOption("lease_ttl_s", .number, default: "10",
+                          "Seconds a lease (a sink's delivery, a singleton source) outlives its holder's last renewal (1–3600)"),
+        ],
     ]
 
     /// The schema as a JSON object.

@@ -18,8 +18,10 @@ public struct HeraldConfiguration: Decodable, Sendable {
     public var sources: [SourceSection]
     /// `sinks:` — how outputs leave.
     public var sinks: [SinkSection]
+    /// `instance:` — who this instance is among those sharing a store.
+    public var instance: InstanceSection
 
-    enum CodingKeys: String, CodingKey { case store, router, outbox, log, admin, sources, sinks }
+    enum CodingKeys: String, CodingKey { case store, router, outbox, log, admin, sources, sinks, instance }
 
     /// Decodes the file; absent sections take their defaults.
     public init(from decoder: any Decoder) throws {
@@ -31,6 +33,39 @@ public struct HeraldConfiguration: Decodable, Sendable {
         admin = try container.decodeIfPresent(AdminSection.self, forKey: .admin) ?? AdminSection()
         sources = try container.decodeIfPresent([SourceSection].self, forKey: .sources) ?? []
         sinks = try container.decodeIfPresent([SinkSection].self, forKey: .sinks) ?? []
+        instance = try container.decodeIfPresent(InstanceSection.self, forKey: .instance) ?? InstanceSection()
+    }
+}
+
+/// `instance:` — for several instances on one PostgreSQL store: the id their leases are held under
+/// and how long a lease outlives its holder's last renewal.
+public struct InstanceSection: Decodable, Sendable {
+    /// Unique per running instance (default: the host name).
+    public var id: String = InstanceIdentity.defaultID
+    /// Seconds a lease (a sink's delivery, a singleton source) lasts unless renewed; a dead instance's
+    /// work passes to another within this time.
+    public var leaseTTLSeconds: Double = 10
+
+    init() {}
+
+    /// Decodes the section.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        id = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "id")) ?? id
+        leaseTTLSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "lease_ttl_s")) ?? leaseTTLSeconds
+    }
+
+    /// This instance's identity.
+    public var identity: InstanceIdentity { InstanceIdentity(id: id) }
+
+    /// The lease TTL.
+    public var leaseTTL: Duration { .milliseconds(Int64(leaseTTLSeconds * 1000)) }
+
+    func validate() throws(ConfigurationError) {
+        guard !id.isEmpty, id.utf8.count <= 200 else { throw ConfigurationError("must be 1–200 characters", keyPath: "id") }
+        guard (1...3600).contains(leaseTTLSeconds) else {
+            throw ConfigurationError("must be between 1 and 3600 seconds", keyPath: "lease_ttl_s")
+        }
     }
 }
 

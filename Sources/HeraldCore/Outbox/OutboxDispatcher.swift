@@ -6,7 +6,9 @@ import Metrics
 public import ServiceLifecycle
 
 /// Delivers one sink's outbox entries in order, at least once, retrying with jittered backoff while
-/// the sink is down. Entries leave the outbox only when the sink confirms them, so they survive
+/// the sink is down. With a ``Lease`` (instances sharing a PostgreSQL store), only the instance that
+/// holds the sink's lease delivers, so one recipient's outputs leave in order from one place; the
+/// others stand by and one of them takes over within the lease's TTL when the holder dies. Entries leave the outbox only when the sink confirms them, so they survive
 /// restarts. On graceful shutdown it keeps flushing until the outbox is empty or the drain deadline
 /// passes; whatever is left is delivered after the next start.
 ///
@@ -26,12 +28,15 @@ public final class OutboxDispatcher: Service {
     let clock: any WallClock
     let blocking: BlockingCalls
     let storeFailures: Counter
+    /// The lease on this sink's delivery when instances share the store, or `nil` to always deliver.
+    let lease: Lease?
     private let storeFailureLog = RateLimitedLog(intervalMilliseconds: 10_000)
 
     /// Creates a dispatcher for `sink`.
     public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
                 metrics: any MetricsFactory, clock: any WallClock = SystemClock(), blocking: BlockingCalls = BlockingCalls(),
-                batchSize: Int = 256, drainTimeout: Duration = .seconds(5)) {
+                batchSize: Int = 256, drainTimeout: Duration = .seconds(5), lease: Lease? = nil) {
+        self.lease = lease
         self.blocking = blocking
         self.clock = clock
         self.sink = sink
@@ -57,7 +62,7 @@ public final class OutboxDispatcher: Service {
             while !Task.isCancelled {
                 do {
                     try await deliverLoop(shutdown: shutdown, position: &position)
-                    return
+                    break
                 } catch {
                     if position.storeAnswered { backoff.reset() }
                     position.storeAnswered = false
@@ -69,21 +74,24 @@ public final class OutboxDispatcher: Service {
                             "suppressed": "\(suppressed)",
                         ])
                     }
-                    if shutdown.isTriggered { return }
+                    if shutdown.isTriggered { break }
                     await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
                 }
             }
+            await lease?.release()
         } onGracefulShutdown: {
             shutdown.trigger()
             subscription.wake()
         }
     }
 
-    /// How far delivery got: what the sink confirmed and what was purged from the outbox. Kept across
-    /// store failures, so delivery goes on where it was.
+    /// How far delivery got: where the next read starts and what the sink confirmed that is still in
+    /// the outbox. Kept across store failures, so delivery goes on where it was.
     struct DeliveryPosition {
-        var delivered: Int64 = 0
-        var purged: Int64 = 0
+        /// The next read takes entries above this sequence.
+        var cursor: Int64 = 0
+        /// Confirmed by the sink, not yet removed from the outbox (ascending).
+        var unpurged: [Int64] = []
         /// The store answered since the last failure (the next failure starts the backoff over).
         var storeAnswered = false
     }
@@ -91,22 +99,21 @@ public final class OutboxDispatcher: Service {
     private func deliverLoop(shutdown: ShutdownSignal, position: inout DeliveryPosition) async throws {
         var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
         var drainDeadline: ContinuousClock.Instant?
-        // Delivered entries are purged in ranges, at most every 250 ms or when idle, so the dispatcher
-        // does not take the store's single writer (and an fsync) for every batch. After a crash the
-        // unpurged tail is delivered again: at least once, as promised.
-        var delivered = position.delivered
+        // Delivered entries are purged at most every 250 ms or when idle, so the dispatcher does not take
+        // the store's writer (and an fsync) for every batch. After a crash the unpurged tail is delivered
+        // again: at least once, as promised. After a purge the next read starts from the beginning: with
+        // several writers an entry may commit below the cursor after the entries above it were read.
         var lastPurge = ContinuousClock.now
         let store = store, sinkName = sink.name, blocking = blocking
         func purge() async throws {
-            position.delivered = delivered
-            guard delivered > position.purged else { return }
-            let through = delivered
-            try await blocking.run { try store.removeOutputs(sink: sinkName, through: through) }
-            position.purged = through
+            guard !position.unpurged.isEmpty else { return }
+            let delivered = position.unpurged
+            try await blocking.run { try store.removeOutputs(sink: sinkName, delivered: delivered) }
+            position.unpurged = []
+            position.cursor = 0
             lastPurge = .now
         }
         while !Task.isCancelled {
-            position.delivered = delivered
             if shutdown.isTriggered, drainDeadline == nil { drainDeadline = .now + drainTimeout }
             if let drainDeadline, ContinuousClock.now >= drainDeadline {
                 logger.warning("Outbox not fully drained before shutdown; the rest is delivered after restart.",
@@ -114,7 +121,22 @@ public final class OutboxDispatcher: Service {
                 try await purge()
                 return
             }
-            let after = delivered, limit = batchSize
+            if let lease {
+                let status = try await lease.check()
+                position.storeAnswered = true
+                guard status.held else {
+                    // Another instance delivers this sink; check again within a third of the lease's life.
+                    try await purge()
+                    if drainDeadline != nil { return }
+                    await shutdown.wait(timeout: lease.ttl / 3)
+                    continue
+                }
+                if status.acquired {
+                    position.cursor = 0
+                    logger.info("Outbox: this instance delivers the sink now.", metadata: ["sink": "\(sink.name)", "lease": "\(lease.name)"])
+                }
+            }
+            let after = position.cursor, limit = batchSize
             let batch = try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
             position.storeAnswered = true
             if batch.isEmpty {
@@ -126,13 +148,11 @@ public final class OutboxDispatcher: Service {
             var failure: SinkError
             do throws(SinkError) {
                 let count = try await deliverWithinDrain(batch, shutdown: shutdown)
-                if count > 0 { delivered = batch[count - 1].sequence }
-                deliveredTotal.increment(by: count)
+                confirm(batch.prefix(count), position: &position)
                 failure = SinkError("\(batch.count - count) of \(batch.count) outputs unconfirmed", confirmed: count)
             } catch {
                 let confirmed = min(max(error.confirmed, 0), batch.count)
-                if confirmed > 0 { delivered = batch[confirmed - 1].sequence }
-                deliveredTotal.increment(by: confirmed)
+                confirm(batch.prefix(confirmed), position: &position)
                 failure = error
                 failure.confirmed = confirmed
             }
@@ -146,9 +166,7 @@ public final class OutboxDispatcher: Service {
             if failure.undeliverable {
                 let rejection = Rejection(.undeliverable, failure.description), now = clock.now()
                 try await blocking.run { try store.deadLetterOutput(head, sink: sinkName, rejection: rejection, at: now) }
-                delivered = head.sequence
-                position.delivered = delivered
-                position.purged = max(position.purged, delivered)
+                position.cursor = max(position.cursor, head.sequence)
                 deadLetteredTotal.increment()
                 logger.error("Output dead-lettered: the sink cannot deliver it.", metadata: [
                     "sink": "\(sink.name)", "sequence": "\(head.sequence)", "kind": "\(head.kind.rawValue)",
@@ -169,5 +187,13 @@ public final class OutboxDispatcher: Service {
             await shutdown.wait(timeout: .milliseconds(Int64(delay * 1000)))
         }
         try await purge()
+    }
+
+    /// Records what the sink confirmed: the cursor moves past it and it waits for the next purge.
+    private func confirm(_ confirmed: ArraySlice<OutboxEnvelope>, position: inout DeliveryPosition) {
+        guard let last = confirmed.last else { return }
+        position.unpurged.append(contentsOf: confirmed.map(\.sequence))
+        position.cursor = last.sequence
+        deliveredTotal.increment(by: confirmed.count)
     }
 }

@@ -43,8 +43,12 @@ public struct Gateway: Sendable {
             routing: OutputRouting(sinkAccepts: sinks.map { ($0.name, $0.accepts) }), clock: clock,
             metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals, tap: tap)
         var health: [(name: String, health: SourceHealth)] = []
+        let identity = configuration.instance.identity
+        func lease(_ name: String) -> Lease {
+            Lease(name: name, identity: identity, ttl: configuration.instance.leaseTTL, store: store, blocking: blocking)
+        }
 
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = store.maintenanceServices(logger: logger, metrics: metrics)
+        var services: [ServiceGroupConfiguration.ServiceConfiguration] = store.maintenanceServices(logger: logger, metrics: metrics, outboxSignal: signal)
             .map { .init(service: $0) }
         for sink in sinks {
             let sinkLogger = logger.with("sink", sink.name)
@@ -52,7 +56,7 @@ public struct Gateway: Sendable {
             services.append(.init(service: OutboxDispatcher(
                 sink: sink, store: store, signal: signal, logger: sinkLogger, metrics: metrics, clock: clock, blocking: blocking,
                 batchSize: configuration.outbox.batchSize,
-                drainTimeout: .milliseconds(Int64(configuration.outbox.drainTimeoutSeconds * 1000)))))
+                drainTimeout: .milliseconds(Int64(configuration.outbox.drainTimeoutSeconds * 1000)), lease: lease("outbox:\(sink.name)"))))
         }
         for section in configuration.sources {
             let source = try section.settings.makeSource(name: section.name)
@@ -60,10 +64,14 @@ public struct Gateway: Sendable {
                                         metrics: SourceMetrics(adapter: section.name, factory: metrics),
                                         shutdown: ShutdownSignal(), clock: clock)
             health.append((section.name, context.health))
-            services.append(.init(service: AdapterService(source: source, context: context)))
+            if section.settings.runsOncePerDeployment {
+                services.append(.init(service: SingletonSourceService(source: source, context: context, lease: lease("source:\(section.name)"))))
+            } else {
+                services.append(.init(service: AdapterService(source: source, context: context)))
+            }
         }
         services.append(.init(service: ProgressReporter(totals: totals, store: store, blocking: blocking, logger: logger)))
-        let parts = GatewayParts(configuration: configuration, store: store, blocking: blocking, tap: tap, totals: totals,
+        let parts = GatewayParts(configuration: configuration, identity: identity, store: store, blocking: blocking, tap: tap, totals: totals,
                                  sourceHealth: health, clock: clock, metrics: metrics, logger: logger)
         services += try extensions(parts).map { .init(service: $0) }
 
@@ -72,7 +80,7 @@ public struct Gateway: Sendable {
         groupConfiguration.maximumGracefulShutdownDuration = .seconds(9)
         groupConfiguration.maximumCancellationDuration = .seconds(1)
         logger.info("Herald starting.", metadata: store.startupMetadata().merging([
-            "sources": "\(configuration.sources.map(\.name))", "sinks": "\(configuration.sinks.map(\.name))",
+            "sources": "\(configuration.sources.map(\.name))", "sinks": "\(configuration.sinks.map(\.name))", "instance": "\(identity)",
         ]) { $1 })
         try await ServiceGroup(configuration: groupConfiguration).run()
         let summary = totals.snapshot()
@@ -85,7 +93,7 @@ public struct Gateway: Sendable {
 
 extension Logger {
     /// A copy with one more metadata value.
-    func with(_ key: String, _ value: String) -> Logger {
+    public func with(_ key: String, _ value: String) -> Logger {
         var copy = self
         copy[metadataKey: key] = "\(value)"
         return copy
@@ -96,6 +104,8 @@ extension Logger {
 public struct GatewayParts: Sendable {
     /// The validated configuration.
     public let configuration: HeraldConfiguration
+    /// This instance among those sharing the store.
+    public let identity: InstanceIdentity
     /// The chat store.
     public let store: any GatewayStore
     /// Where async code runs the store's blocking calls.

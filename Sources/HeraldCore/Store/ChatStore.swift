@@ -34,8 +34,10 @@ public protocol ChatStore: Sendable {
     func badge(for user: UserID) throws -> BadgeUpdate
     /// Up to `limit` outbox entries for `sink` with a sequence above `after`, oldest first.
     func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope]
-    /// Removes `sink`'s entries up to and including `sequence` (sinks confirm in order).
-    func removeOutputs(sink: String, through sequence: Int64) throws
+    /// Removes `sink`'s `delivered` entries (ascending). A backend with one writer, whose sequences
+    /// follow commit order (SQLite), may remove every entry up to the last; one with several writers
+    /// (PostgreSQL) removes exactly these, because an entry with a lower sequence may commit later.
+    func removeOutputs(sink: String, delivered: [Int64]) throws
     /// Counts a failed delivery attempt for the entries.
     func recordFailedAttempt(sink: String, sequences: [Int64]) throws
     /// Number of undelivered entries per sink.
@@ -50,6 +52,41 @@ public protocol ChatStore: Sendable {
     func checkpoint(source: String, key: String) throws -> String?
     /// Moves an undeliverable output from `sink`'s outbox to the dead-letter queue, in one transaction.
     func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws
+
+    /// Takes or renews the lease `name` for `holder` until `ttl` from now, unless another holder's
+    /// lease is still running; returns whether `holder` holds it. A store only one process can use
+    /// (SQLite) grants every lease.
+    func holdLease(_ name: String, holder: String, ttl: Duration) throws -> Bool
+    /// Gives the lease up if `holder` holds it, so another instance may take it at once.
+    func releaseLease(_ name: String, holder: String) throws
+    /// Every lease that has not expired, for status pages.
+    func activeLeases() throws -> [LeaseRecord]
+}
+
+/// One lease as stored.
+public struct LeaseRecord: Sendable, Hashable {
+    /// What the lease is for: `outbox:SINK` or `source:NAME`.
+    public var name: String
+    /// The instance holding it.
+    public var holder: String
+    /// Milliseconds until it expires unless renewed.
+    public var expiresInMilliseconds: Int64
+
+    /// Creates a value.
+    public init(name: String, holder: String, expiresInMilliseconds: Int64) {
+        self.name = name
+        self.holder = holder
+        self.expiresInMilliseconds = expiresInMilliseconds
+    }
+}
+
+extension ChatStore {
+    /// One process per store: every lease is granted.
+    public func holdLease(_ name: String, holder: String, ttl: Duration) throws -> Bool { true }
+    /// Nothing to give up.
+    public func releaseLease(_ name: String, holder: String) throws {}
+    /// No shared leases.
+    public func activeLeases() throws -> [LeaseRecord] { [] }
 }
 
 /// One write transaction, set-based: the router loads the state slice a batch touches in three calls,

@@ -16,8 +16,9 @@ public protocol GatewayStore: ChatStoreInspection {
     func checkpoints(source: String) throws -> [String: String]
     /// Where the store is and how it runs, for the start-up log (no secrets).
     func startupMetadata() -> Logger.Metadata
-    /// Long-running upkeep the store needs beside the gateway (SQLite's log checkpoints), if any.
-    func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service]
+    /// Long-running upkeep the store needs beside the gateway (SQLite's log checkpoints; PostgreSQL's
+    /// listener that wakes `outboxSignal` when another instance queues outputs), if any.
+    func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service]
 }
 
 extension SQLiteChatStore: GatewayStore {
@@ -34,7 +35,7 @@ extension SQLiteChatStore: GatewayStore {
     }
 
     /// The WAL checkpointer.
-    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory) -> [any Service] {
+    public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {
         [WALCheckpointer(store: self, logger: logger.with("component", "checkpointer"), metrics: metrics)]
     }
 }

@@ -27,8 +27,10 @@ extension SQLiteChatStore {
         }
     }
 
-    /// Removes `sink`'s entries up to and including `sequence`: one range delete over the rowid.
-    public func removeOutputs(sink: String, through sequence: Int64) throws {
+    /// Removes `sink`'s delivered entries with one range delete over the rowid: SQLite has one writer, so sequences follow commit order: every entry up to the last delivered
+    /// one was delivered, and one range delete removes them.
+    public func removeOutputs(sink: String, delivered: [Int64]) throws {
+        guard let sequence = delivered.max() else { return }
         try pool.write { db in
             try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq <= ? AND sink = ?").execute(arguments: [sequence, sink])
             try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)

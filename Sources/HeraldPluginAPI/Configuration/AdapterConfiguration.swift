@@ -13,9 +13,17 @@ public protocol SourceConfiguration: Sendable {
     /// the gateway's durable state upstream (e.g. a clean MQTT session under a new client id, so the real
     /// persistent session keeps its messages). The default says the adapter cannot do this.
     func makePreviewSource(name: String, url: String) throws(ConfigurationError) -> any SourceAdapter
+    /// Whether only one instance of a deployment may run the source at a time: a poller that keeps a
+    /// cursor, or a stream that must be consumed once. Instances sharing a store then run it in turn,
+    /// under a lease; a source every instance runs side by side (an MQTT shared subscription, an HTTP
+    /// listener) says `false`, the default.
+    var runsOncePerDeployment: Bool { get }
 }
 
 extension SourceConfiguration {
+    /// Every instance runs the source unless the adapter says otherwise.
+    public var runsOncePerDeployment: Bool { false }
+
     /// Not supported unless the adapter implements it.
     public func makePreviewSource(name: String, url: String) throws(ConfigurationError) -> any SourceAdapter {
         throw ConfigurationError("this adapter cannot run on its own with `herald tail --source`")

@@ -58,6 +58,9 @@ public struct RESTSourceConfiguration: SourceConfiguration, Decodable {
     }
 
     /// Builds the source.
+    /// One instance of a deployment consumes the upstream at a time (its cursor lives in the store).
+    public var runsOncePerDeployment: Bool { true }
+
     public func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter {
         RESTSource(name: name, configuration: self, tlsConfiguration: try tls.makeConfiguration(), readers: readers(name))
     }

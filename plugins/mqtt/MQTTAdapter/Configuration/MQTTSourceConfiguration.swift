@@ -50,6 +50,11 @@ public struct MQTTSourceConfiguration: SourceConfiguration, Decodable {
         }
     }
 
+    /// Without a share group every subscriber receives every message, so instances sharing a store
+    /// take turns (one subscribes, the others stand by); with one, the broker spreads the messages
+    /// over all of them.
+    public var runsOncePerDeployment: Bool { shareGroup == nil }
+
     /// Builds the source.
     public func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter {
         MQTTSource(name: name, options: try connection.mosquittoOptions(cleanSession: false),

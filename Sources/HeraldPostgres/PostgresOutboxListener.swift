@@ -1,0 +1,59 @@
+public import HeraldCore
+import HeraldPluginAPI
+public import Logging
+import NIOPosix
+import PostgresNIO
+public import ServiceLifecycle
+
+/// Wakes this instance's outbox dispatchers when any instance commits outputs: commits that queue
+/// outputs send `NOTIFY herald_outbox` (delivered when they commit), and this service `LISTEN`s on
+/// its own connection. Without it a dispatcher would notice another instance's outputs only at its
+/// next idle poll (one second). A lost connection is opened again with backoff, and every
+/// (re)connection wakes the dispatchers once for what was committed meanwhile.
+public struct PostgresOutboxListener: Service {
+    let settings: PostgresStoreSettings
+    let signal: OutboxSignal
+    let logger: Logger
+
+    /// Creates the listener.
+    public init(settings: PostgresStoreSettings, signal: OutboxSignal, logger: Logger) {
+        self.settings = settings
+        self.signal = signal
+        self.logger = logger
+    }
+
+    /// Listens until graceful shutdown.
+    public func run() async throws {
+        let settings = settings, signal = signal, logger = logger
+        await cancelWhenGracefulShutdown {
+            var backoff = Backoff(baseSeconds: 0.2, capSeconds: 10)
+            var quiet = logger
+            quiet.logLevel = max(logger.logLevel, .warning)
+            while !Task.isCancelled {
+                do {
+                    let connection = try await PostgresConnection.connect(
+                        on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try PostgresLink.configuration(settings), id: 2,
+                        logger: quiet).get()
+                    backoff.reset()
+                    do {
+                        try await connection.listen(on: PostgresSchema.outboxChannel) { notifications in
+                            signal.notify()
+                            for try await _ in notifications { signal.notify() }
+                        }
+                    } catch {
+                        try? await connection.close()
+                        throw error
+                    }
+                    try? await connection.close()
+                } catch {
+                    if Task.isCancelled { return }
+                    let delay = backoff.nextDelaySeconds()
+                    logger.debug("Outbox listener lost its connection; listening again.", metadata: [
+                        "error": "\(PostgresStoreError.describe(error))", "retry_in_s": "\(Int(delay * 1000)) ms",
+                    ])
+                    try? await Task.sleep(for: .milliseconds(Int64(delay * 1000)))
+                }
+            }
+        }
+    }
+}
