@@ -1,0 +1,130 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldPostgres
+import HeraldTestKit
+import Synchronization
+import Testing
+
+/// Three instances on one PostgreSQL database behind MQTT 5 shared subscriptions, with instances
+/// killed mid-stream.
+@Suite("Scale-out: several instances on one store", .serialized)
+struct ScaleOutTests {
+    @Test func fiftyThousandMessagesThroughThreeInstancesWithTwoKillsAreStoredOnceCountedOnceAndNotified() async throws {
+        let world = try await ScaleOutWorld(count: 3)
+        defer { Task { await world.stopAll() } }
+        for index in 0..<3 { try await world.start(index) }
+        let total = 50_000, chats = 500, focusedChats = 20
+        let users = (0..<50).map { "u\($0)" }
+        // Chat k: users[k % 50] writes to users[(k + 1) % 50], who reads now and then.
+        func recipient(_ chat: Int) -> String { users[(chat + 1) % 50] }
+        let notified = Mutex<Set<String>>([])
+        let observer = try await TestMQTTClient(port: world.broker.port, subscriptions: ["users/+/notifications"], maxInflight: 1000) { received in
+            guard let id = received.text.firstMatch(of: /"message_id":"([^"]+)"/)?.1 else { return }
+            let user = received.topic.split(separator: "/")[1]
+            _ = notified.withLock { $0.insert("\(id)→\(user)") }
+        }
+        let client = try await TestMQTTClient(port: world.broker.port, maxInflight: 1000)
+        // The recipients of the first chats look at them: presence stored by one instance must keep the
+        // others from notifying.
+        for chat in 0..<focusedChats {
+            try client.publish("users/\(recipient(chat))/presence", #"{"chat":"c\#(chat)","state":"open"}"#)
+        }
+        try await eventually("presence stored") { try world.query("SELECT count(*) FROM presence") == "\(focusedChats)" }
+        var lastRead: [Int: Int] = [:]
+        let publisher = Task { () -> [Int: Int] in
+            var reads: [Int: Int] = [:]
+            for index in 0..<total {
+                let chat = index % chats
+                try client.publish("chats/c\(chat)/messages", messageJSON(id: "m\(index)", from: users[chat % 50], to: [recipient(chat)],
+                                                                          sentAt: 1_000_000 + Int64(index)))
+                if index % 7 == 0, index >= 50 * chats {
+                    // A read of a message published 50 rounds earlier in the same chat.
+                    let upTo = index - 50 * chats
+                    try client.publish("users/\(recipient(chat))/read", #"{"chat":"c\#(chat)","up_to":"m\#(upTo)"}"#)
+                    reads[chat] = max(reads[chat] ?? 0, upTo)
+                }
+                if index % 1000 == 999 { await Task.yield() }
+            }
+            return reads
+        }
+        // First kill: the instance delivering the outbox; another takes the delivery over within the lease TTL.
+        try await eventually("a third stored", timeout: .seconds(120)) { try world.store.statistics().messages >= total / 3 }
+        for index in 0..<3 {
+            let status = try Loopback.get(port: world.adminPorts[index], path: "/v1/status")
+            let applied = Int(status.firstMatch(of: /"applied":(\d+)/)?.1 ?? "0") ?? 0
+            #expect(applied > 0, "instance \(index) applied nothing: the broker did not share the stream")
+        }
+        let deliverer = try #require(try world.holder(of: "outbox:push"), "no instance holds the outbox lease")
+        try await world.kill9(deliverer)
+        var storedAtKills = [try world.store.statistics().messages]
+        try await eventually("the outbox lease to pass to a survivor", timeout: .seconds(30)) {
+            guard let holder = try world.holder(of: "outbox:push") else { return false }
+            return holder != deliverer
+        }
+        try await world.start(deliverer)
+        // Second kill: another instance, restarted at once.
+        try await eventually("two thirds stored", timeout: .seconds(120)) { try world.store.statistics().messages >= 2 * total / 3 }
+        let second = (deliverer + 1) % 3
+        try await world.kill9(second)
+        storedAtKills.append(try world.store.statistics().messages)
+        try await world.start(second)
+        lastRead = try await publisher.value
+        try await client.waitForAcknowledgements(total + focusedChats + lastRead.count, timeout: .seconds(120))
+
+        #expect(storedAtKills.allSatisfy { $0 < total }, "a kill landed after the stream ended: \(storedAtKills)")
+        try await eventually("all \(total) stored", timeout: .seconds(180)) { try world.store.statistics().messages == total }
+        try await eventually("the outbox drained", timeout: .seconds(180)) { try world.store.statistics().outbox == 0 }
+        for row in try world.store.unreadAgainstRecount() where row.stored != row.recounted {
+            Issue.record("unread of \(row.user) in \(row.chat): stored \(row.stored), recount \(row.recounted)")
+        }
+        // Every message after its recipient's last read, in a chat the recipient is not looking at,
+        // was notified at least once.
+        var expected: Set<String> = []
+        for index in 0..<total {
+            let chat = index % chats
+            if chat >= focusedChats, index > (lastRead[chat] ?? -1) { expected.insert("m\(index)→\(recipient(chat))") }
+        }
+        #expect(expected.count > total / 2)
+        try await eventually("every due notification received", timeout: .seconds(60)) {
+            notified.withLock { expected.isSubset(of: $0) }
+        }
+        let focused = notified.withLock { set in set.filter { entry in
+            guard let number = Int(entry.dropFirst().prefix { $0 != "→" }) else { return false }
+            return number % chats < focusedChats
+        } }
+        #expect(focused.isEmpty, "notified while the recipient looked at the chat: \(focused.prefix(5))")
+        try await client.close()
+        try await observer.close()
+    }
+
+    @Test func aSingletonRESTSourceMovesToASurvivorAndItsCursorGoesOnWithoutGapOrRepeat() async throws {
+        let upstream = try TemporaryDirectory(prefix: "herald-rest-upstream")
+        let server = try await ChatServer(.rest, in: upstream, arguments: ["--page-size", "5"])
+        try server.append(FeedEvents.conversation(30))
+        let rest = RESTSourceTests.source(port: server.port)
+            .replacingOccurrences(of: "sources:\n", with: "").replacingOccurrences(of: "    token_file: TOKEN_FILE\n", with: "")
+        let world = try await ScaleOutWorld(count: 2, extraSources: rest)
+        defer { Task { await world.stopAll() } }
+        for index in 0..<2 { try await world.start(index) }
+        try await eventually("the first 30 polled", timeout: .seconds(60)) { try world.store.statistics().messages == 30 }
+        let runner = try #require(try world.holder(of: "source:backend"))
+        let standby = 1 - runner
+        let status = try Loopback.get(port: world.adminPorts[standby], path: "/v1/status")
+        #expect(status.contains(#""standby":true"#), "the other instance should stand by: \(status)")
+        #expect(try Loopback.get(port: world.adminPorts[standby], path: "/readyz").contains(#""ready":true"#), "standing by is not unready")
+
+        try await world.kill9(runner)
+        let cursorAtKill = try #require(try world.store.checkpoint(source: "backend", key: "events/cursor"))
+        let killedAt = Date().timeIntervalSince1970
+        try server.append(FeedEvents.conversation(20, start: 30))
+        try await eventually("the survivor to take the source over and poll the rest", timeout: .seconds(30)) {
+            try world.store.statistics().messages == 50
+        }
+        #expect(try world.holder(of: "source:backend") == standby)
+        let after = try server.log("requests").filter { ($0["time"] as? Double ?? 0) > killedAt }.compactMap { $0["path"] as? String }
+        #expect(after.first?.contains("cursor=\(cursorAtKill)") == true, "the survivor did not start at the stored cursor \(cursorAtKill): \(after.prefix(3))")
+        #expect(try world.store.checkpoint(source: "backend", key: "events/cursor") == "51")
+        #expect(try world.store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
+    }
+}
