@@ -127,4 +127,43 @@ struct ScaleOutTests {
         #expect(try world.store.checkpoint(source: "backend", key: "events/cursor") == "51")
         #expect(try world.store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
     }
+
+    @Test func aTenSecondDatabaseOutageStopsEveryInstanceAndEachResumesWithNothingLost() async throws {
+        let cluster = try await PostgresCluster()  // its own: this test stops it
+        let world = try await ScaleOutWorld(count: 3, cluster: cluster)
+        defer { Task { await world.stopAll() } }
+        for index in 0..<3 { try await world.start(index) }
+        let client = try await TestMQTTClient(port: world.broker.port, maxInflight: 1000)
+        func publish(_ range: Range<Int>) throws {
+            for index in range {
+                try client.publish("chats/c\(index % 30)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_000_000 + Int64(index)))
+            }
+        }
+        try publish(0..<1_000)
+        try await eventually("the first 1,000 stored", timeout: .seconds(60)) { try world.store.statistics().messages == 1_000 }
+        try await cluster.stop()
+        let down = ContinuousClock.now
+        try publish(1_000..<3_000)
+        try await client.waitForAcknowledgements(3_000)  // the broker holds them for the instances
+        for index in 0..<3 {
+            try await eventually("instance \(index) not ready, naming the store", timeout: .seconds(30)) {
+                let body = (try? Loopback.get(port: world.adminPorts[index], path: "/readyz")) ?? ""
+                return body.contains(#""ready":false"#) && body.contains("store")
+            }
+        }
+        // The outage lasts 10 s, as an operator's failover or restart might.
+        try await Task.sleep(until: down + .seconds(10))
+        try await cluster.start()
+        try await eventually("all 3,000 stored after the outage", timeout: .seconds(120)) { (try? world.store.statistics().messages) == 3_000 }
+        for index in 0..<3 {
+            try await eventually("instance \(index) ready again", timeout: .seconds(30)) {
+                ((try? Loopback.get(port: world.adminPorts[index], path: "/readyz")) ?? "").contains(#""ready":true"#)
+            }
+            #expect(world.processes[index]?.child.isRunning == true, "instance \(index) exited during the outage")
+        }
+        #expect(try world.store.badge(for: "bob").unread == 3_000, "every message counted once")
+        #expect(try world.store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
+        try await eventually("the outbox drained", timeout: .seconds(60)) { try world.store.statistics().outbox == 0 }
+        try await client.close()
+    }
 }

@@ -18,11 +18,16 @@ final class ScaleOutWorld: @unchecked Sendable {
     private var runs = 0
 
     /// Writes `count` configs; `extraSources` is YAML for more sources (a list continuing `sources:`).
-    init(count: Int, leaseTTLSeconds: Double = 2, extraSources: String = "") async throws {
+    /// `cluster` defaults to the test process's shared one; a test that stops the server brings its own.
+    init(count: Int, leaseTTLSeconds: Double = 2, extraSources: String = "", cluster: PostgresCluster? = nil) async throws {
         directory = try TemporaryDirectory(prefix: "herald-scale")
         broker = try await MosquittoBroker()
-        cluster = try await PostgresCluster.shared()
-        url = try cluster.createDatabase()
+        if let cluster {
+            self.cluster = cluster
+        } else {
+            self.cluster = try await PostgresCluster.shared()
+        }
+        url = try self.cluster.createDatabase()
         adminPorts = try (0..<count).map { _ in try Loopback.freePort() }
         processes = Array(repeating: nil, count: count)
         store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
