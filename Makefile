@@ -96,6 +96,8 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 	@echo; echo "PostgreSQL (a cluster with fsync on, started for the run):"
 	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres --json $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres --json $(BENCH_JSON)
+	@echo; echo "Several instances on one PostgreSQL behind a shared subscription:"
+	.build/release/herald-bench --herald .build/release/herald --scale-out --store postgres --json $(BENCH_JSON)
 	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 Tests/Tools/plot_bench.py $(BENCH_JSON) $(dir $(BENCH_JSON))
 

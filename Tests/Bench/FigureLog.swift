@@ -24,6 +24,12 @@ struct FigureLog {
         write(fields)
     }
 
+    /// N instances on one PostgreSQL store.
+    func scaleOut(_ result: ScaleOutResult) {
+        write(["kind": "scale_out", "instances": result.instances, "rate": result.rate, "cpu_s_per_1000": result.cpuPerThousand,
+               "database_cpu_s_per_1000": result.databaseCPUPerThousand])
+    }
+
     /// A latency phase at `rate` msg/s.
     func latency(rate: Double, _ result: LatencyResult) {
         func milliseconds(_ histogram: Histogram<UInt64>, _ percentile: Double) -> Double {

@@ -13,6 +13,7 @@ if arguments.contains("--help") {
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
+                            [--scale-out --store postgres]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -44,6 +45,8 @@ if arguments.contains("--help") {
           --live-only          only mosquitto_sub and Herald live, with where each run's CPU went
           --http-only          only the HTTP source under wrk (single-event requests, 100-event batches) beside
                                Herald's MQTT live rate
+          --scale-out          with --store postgres: 1, 2 and 3 instances on one database behind an MQTT 5 shared
+                               subscription, live, with each instance's CPU and the database's, beside mosquitto_sub live
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
           --json FILE          also append every figure to FILE as a JSON line (Tests/Tools/plot_bench.py draws them)
@@ -119,6 +122,22 @@ if arguments.contains("--herald-only") {
         figures.phase("backlog", subject: "mosquitto_sub", baseline)
         print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
     }
+    finish()
+}
+if arguments.contains("--scale-out") {
+    // 1, 2 and 3 instances on one PostgreSQL behind a shared subscription, beside mosquitto_sub live.
+    step("mosquitto_sub live (\(workload.messages) messages)")
+    let baseline = try await mosquittoSubPhase(workload, backlog: false, directory: directory)
+    figures.phase("live", subject: "mosquitto_sub", baseline)
+    var lines: [String] = []
+    for instances in 1...3 {
+        step("\(instances) instance(s) on one PostgreSQL, shared subscription, live")
+        let result = try await scaleOutPhase(workload, instances: instances, directory: directory)
+        figures.scaleOut(result)
+        lines.append(result.report(baseline: baseline.rate))
+    }
+    print("scale-out (PostgreSQL with fsync on, \(LiveCPU.cores) cores, mosquitto_sub live \(format(baseline.rate)) msg/s):")
+    print(lines.joined(separator: "\n"))
     finish()
 }
 if arguments.contains("--sink-only") {

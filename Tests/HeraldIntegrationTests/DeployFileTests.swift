@@ -15,12 +15,14 @@ struct DeployFileTests {
         return (try await child.waitForExit(), child.output)
     }
 
-    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
-    func theSystemdUnitVerifiesCleanly() async throws {
+    /// The single-instance unit, and the template one instance of several runs under (verified as `herald@a`).
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")),
+          arguments: [("herald.service", "herald.service"), ("herald@.service", "herald@a.service")])
+    func theSystemdUnitVerifiesCleanly(_ file: String, _ instance: String) async throws {
         let directory = try TemporaryDirectory()
-        let unit = try String(contentsOf: Self.root.appendingPathComponent("deploy/systemd/herald.service"), encoding: .utf8)
+        let unit = try String(contentsOf: Self.root.appendingPathComponent("deploy/systemd/\(file)"), encoding: .utf8)
         // The unit names the installed binary; verify it against the one built here.
-        let path = try directory.write("herald.service", unit.replacingOccurrences(of: "/usr/local/bin/herald", with: HeraldProcess.binary))
+        let path = try directory.write(instance, unit.replacingOccurrences(of: "/usr/local/bin/herald", with: HeraldProcess.binary))
         let result = try await Self.run("/usr/bin/systemd-analyze", ["verify", path], in: directory, log: "verify.log")
         #expect(result.status == 0 && result.output.isEmpty, "systemd-analyze verify: \(result.output)")
         #expect(unit.contains("ExecStartPre=/usr/local/bin/herald check"), "the unit checks the config before start")

@@ -166,4 +166,42 @@ struct ScaleOutTests {
         try await eventually("the outbox drained", timeout: .seconds(60)) { try world.store.statistics().outbox == 0 }
         try await client.close()
     }
+
+    @Test func theShippedClusterConfigRunsAsTwoInstancesThatShareTheWork() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let broker = try await MosquittoBroker()
+        let directory = try TemporaryDirectory(prefix: "herald-cluster-config")
+        // The secrets the config names under /etc/herald, here in a temporary folder.
+        for name in ["db-password", "mqtt-password", "admin-token"] { _ = try directory.write(name, "unused-\(name)\n") }
+        let shipped = try String(contentsOf: ShippedConfigTests.root.appendingPathComponent("deploy/config/herald-cluster.yaml"), encoding: .utf8)
+        let config = try directory.write("cluster.yaml", shipped.replacingOccurrences(of: "/etc/herald/", with: directory.path("") + "/"))
+        var processes: [HeraldProcess] = []
+        defer { for process in processes { process.child.signal(SIGTERM) } }
+        for name in ["a", "b"] {
+            let environment = ["PATH": "/usr/bin:/bin", "HERALD_INSTANCE": name, "HERALD_DATABASE_URL": url, "HERALD_MQTT_URL": broker.url,
+                               "HERALD_ADMIN_LISTEN": "127.0.0.1:\(try Loopback.freePort())"]
+            let check = try ChildProcess(executable: HeraldProcess.binary, arguments: ["check", "--config", config],
+                                         logPath: directory.path("check-\(name).log"), environment: environment)
+            #expect(try await check.waitForExit() == 0, "herald check: \(check.output)")
+            let process = try HeraldProcess(configPath: config, logPath: directory.path("herald-\(name).log"), environment: environment)
+            processes.append(process)
+            try await process.waitUntilConnected(connections: 2, timeout: .seconds(60))
+        }
+        let observer = try await TestMQTTClient(port: broker.port, subscriptions: ["users/bob/notifications"])
+        let client = try await TestMQTTClient(port: broker.port)
+        for index in 0..<400 {
+            try client.publish("chats/c\(index % 8)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_000 + Int64(index)))
+        }
+        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        try await eventually("400 stored", timeout: .seconds(60)) { try store.statistics().messages == 400 }
+        try await observer.waitForMessages("400 notifications", timeout: .seconds(60)) { Set($0.map(\.text)).count == 400 }
+        for process in processes {
+            #expect(process.child.output.contains("instance"), "the start-up log names the instance")
+            #expect(process.child.isRunning)
+        }
+        #expect(try store.badge(for: "bob").unread == 400)
+        try await client.close()
+        try await observer.close()
+    }
 }
