@@ -19,10 +19,14 @@ struct ScaleOutTests {
         // Chat k: users[k % 50] writes to users[(k + 1) % 50], who reads now and then.
         func recipient(_ chat: Int) -> String { users[(chat + 1) % 50] }
         let notified = Mutex<Set<String>>([])
+        // Each recipient's notifications in the order they arrived, first occurrences only.
+        let arrivals = Mutex<[String: [String]]>([:])
         let observer = try await TestMQTTClient(port: world.broker.port, subscriptions: ["users/+/notifications"], maxInflight: 1000) { received in
             guard let id = received.text.firstMatch(of: /"message_id":"([^"]+)"/)?.1 else { return }
-            let user = received.topic.split(separator: "/")[1]
-            _ = notified.withLock { $0.insert("\(id)→\(user)") }
+            let user = String(received.topic.split(separator: "/")[1])
+            if notified.withLock({ $0.insert("\(id)→\(user)").inserted }) {
+                arrivals.withLock { $0[user, default: []].append(String(id)) }
+            }
         }
         let client = try await TestMQTTClient(port: world.broker.port, maxInflight: 1000)
         // The recipients of the first chats look at them: presence stored by one instance must keep the
@@ -94,6 +98,24 @@ struct ScaleOutTests {
             return number % chats < focusedChats
         } }
         #expect(focused.isEmpty, "notified while the recipient looked at the chat: \(focused.prefix(5))")
+        // Per recipient and chat, notifications arrive in commit order. A chat's batches commit one after
+        // another (its lock), and a message's `seq` is drawn inside that commit, so `seq` is that order.
+        var sequence: [String: Int] = [:]
+        for line in try world.query("SELECT id, seq FROM messages").split(separator: "\n") {
+            let fields = line.split(separator: "|")
+            if fields.count == 2, let value = Int(fields[1]) { sequence[String(fields[0])] = value }
+        }
+        var outOfOrder: [String] = []
+        for (user, ids) in arrivals.withLock({ $0 }) {
+            var last: [Int: Int] = [:]
+            for id in ids {
+                guard let number = Int(id.dropFirst()), let seq = sequence[id] else { continue }
+                let chat = number % chats
+                if let previous = last[chat], previous > seq { outOfOrder.append("\(user) got \(id) after a later message of c\(chat)") }
+                last[chat] = seq
+            }
+        }
+        #expect(outOfOrder.isEmpty, "\(outOfOrder.count) notifications out of commit order: \(outOfOrder.prefix(3))")
         try await client.close()
         try await observer.close()
     }
