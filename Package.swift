@@ -197,6 +197,13 @@ let package = Package(
             ],
             swiftSettings: strict
         ),
+        .executableTarget(
+            name: "herald-fuzz",
+            dependencies: ["HeraldCore", "HeraldAdapters", "HeraldPluginAPI", "ExecAdapter", "RESTAdapter"],
+            path: "Tests/Fuzz",
+            exclude: ["Corpus"],
+            swiftSettings: strict
+        ),
         .testTarget(
             name: "MQTTAdapterTests",
             dependencies: [

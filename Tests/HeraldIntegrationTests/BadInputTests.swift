@@ -62,8 +62,11 @@ struct BadInputTests {
         let loneSurrogate = #"{"id":"m9","from":"alice","body":"\ud800","sent_at":1}"#
         let cases: [(payload: [UInt8], reason: RejectionReason?)] = [
             (Array(deep.utf8), .malformedJSON),
-            (Array(#"{"id":"m1","from":"alice","body":"x","sent_at":\#(thousandDigits)}"#.utf8), .invalidField),
-            (Array(#"{"id":\#(thousandDigits),"from":"alice","body":"x","sent_at":1}"#.utf8), .invalidField),
+            // A thousand digits is beyond any double: the parser refuses the number as out of range.
+            (Array(#"{"id":"m1","from":"alice","body":"x","sent_at":\#(thousandDigits)}"#.utf8), .malformedJSON),
+            (Array(#"{"id":\#(thousandDigits),"from":"alice","body":"x","sent_at":1}"#.utf8), .malformedJSON),
+            (Array(#"{"id":"m2","from":"alice","body":"x","sent_at":1\#(thousandDigits).5}"#.utf8), .malformedJSON),
+            (Array(#"{"id":"m3","from":"alice","body":"x","sent_at":99999999999999999999}"#.utf8), .invalidField),
             (Array(loneSurrogate.utf8), .malformedJSON),
             (Array(padded.utf8), nil),
             (Array(padded.utf8) + [0x20], .oversize),

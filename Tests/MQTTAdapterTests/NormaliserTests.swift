@@ -68,6 +68,10 @@ struct NormaliserTests {
         ("chats/c1/messages", "[1,2]", RejectionReason.malformedJSON),
         ("chats/c1/messages", #"{"id":"m1","from":"a/b","body":"x","sent_at":1}"#, .invalidField),
         ("chats/c1/messages", #"{"id":"m1","from":"a","body":"x","sent_at":"yesterday"}"#, .invalidField),
+        // Found by fuzzing: an RFC 3339 time before 1970 got through where the same number did not, and a
+        // number beyond any double read as infinity.
+        ("chats/c1/messages", #"{"id":"m1","from":"a","body":"x","sent_at":"1012-11-22T10:00:00Z"}"#, .invalidField),
+        ("chats/c1/messages", #"{"id":"m1","from":"a","body":"x","sent_at":1e400}"#, .malformedJSON),
         ("chats/c1/messages", #"{"id":"m1","chat":"c2","from":"a","body":"x","sent_at":1}"#, .identityMismatch),
         ("users/bob/read", #"{"chat":"c1"}"#, .missingField),
         ("users/bob/presence", #"{"chat":"c1","state":"away"}"#, .invalidField),

@@ -196,6 +196,8 @@ struct JSONParser {
             guard index > exponent else { throw fail("invalid number") }
         }
         guard let value = Double(String(decoding: bytes[start..<index], as: UTF8.self)) else { throw fail("invalid number") }
+        // 1e400 reads as infinity, which no JSON can write back and no time or count can hold.
+        guard value.isFinite else { throw Failure(offset: start, message: "number out of range") }
         return value
     }
 }

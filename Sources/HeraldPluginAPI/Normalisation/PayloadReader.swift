@@ -62,6 +62,13 @@ struct PayloadReader {
         }
     }
 
+    /// Times Herald accepts, in milliseconds since the Unix epoch: from 1970 to below 10¹⁶ (year 318,857),
+    /// whatever form they came in, so every accepted time converts to an integer and back.
+    static func timestamp(_ milliseconds: Double) -> Timestamp? {
+        guard milliseconds.isFinite, milliseconds >= 0, milliseconds < 1e16 else { return nil }
+        return Timestamp(milliseconds: Int64(milliseconds.rounded()))
+    }
+
     func time(_ pointer: JSONPointer, field: String) throws(Rejection) -> Timestamp {
         guard let value = try optionalTime(pointer, field: field) else {
             throw Rejection(.missingField, "field \(field) (\(pointer.text)) is missing")
@@ -73,20 +80,23 @@ struct PayloadReader {
         switch document.value(at: pointer) {
         case nil, .null?: return nil
         case .number(let value)?:
-            guard value.isFinite, value >= 0, value < 1e16, timeFormat != .rfc3339 else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \(value) is not a valid time")
-            }
             let milliseconds = switch timeFormat {
             case .unixMilliseconds: value
             case .unixSeconds: value * 1000
             default: value > 1e11 ? value : value * 1000
             }
-            return Timestamp(milliseconds: Int64(milliseconds.rounded()))
+            guard timeFormat != .rfc3339, let time = Self.timestamp(milliseconds) else {
+                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \(value) is not a valid time")
+            }
+            return time
         case .string(let text)? where timeFormat == .auto || timeFormat == .rfc3339:
             guard let date = RFC3339.parse(text) else {
                 throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \"\(text.prefix(40))\" is not an RFC 3339 time")
             }
-            return Timestamp(milliseconds: Int64((date.timeIntervalSince1970 * 1000).rounded()))
+            guard let time = Self.timestamp(date.timeIntervalSince1970 * 1000) else {
+                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \"\(text.prefix(40))\" is before 1970 or too far ahead")
+            }
+            return time
         case let other?:
             throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected a time, found \(other.typeName)")
         }
