@@ -35,6 +35,21 @@ struct TailFilterTests {
         }
     }
 
+    /// Found by fuzzing: ten thousand open parentheses overflowed the stack of whoever parsed them, the
+    /// gateway included (a filter arrives with `/v1/tail?where=`).
+    @Test func nestingAndLengthAreBoundedWithAColumn() throws {
+        let deep = String(repeating: "(", count: 10_000) + #"chat == "c1""# + String(repeating: ")", count: 10_000)
+        let nested = #expect(throws: FilterParser.SyntaxError.self) { try FilterParser.parse(deep) }
+        #expect(nested?.message == "nested deeper than 32 levels" && nested?.column == 33)
+        let negations = #expect(throws: FilterParser.SyntaxError.self) { try FilterParser.parse(String(repeating: "!", count: 5_000) + #"chat == "c1""#) }
+        #expect(negations?.column == 33)
+        let ok = String(repeating: "(", count: 32) + #"chat == "c1""# + String(repeating: ")", count: 32)
+        #expect(try FilterParser.parse(ok) == .comparison(field: .chat, op: .equal, value: "c1"))
+        let long = Array(repeating: #"chat == "c1""#, count: 257).joined(separator: " || ")
+        #expect(throws: FilterParser.SyntaxError.self) { try FilterParser.parse(long) }
+        #expect(try FilterParser.parse(Array(repeating: #"chat == "c1""#, count: 256).joined(separator: " || ")).matches(Self.fromAliceInTeam) == false)
+    }
+
     @Test func filtersCombineKindsChatsUsersAndSources() throws {
         var filter = TailFilter()
         filter.types = ["message.*"]

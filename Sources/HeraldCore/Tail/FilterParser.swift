@@ -22,6 +22,16 @@ public struct FilterParser {
 
     private var tokens: [(token: Token, column: Int)] = []
     private var position = 0
+    /// Open parentheses and `!` around the current position.
+    private var depth = 0
+    /// Comparisons read so far.
+    private var comparisons = 0
+
+    /// The deepest nesting of parentheses and `!`: the parser, matching and printing recurse once per
+    /// level, and a filter comes from a client of the admin API.
+    public static let maxDepth = 32
+    /// The most comparisons in one filter (each `&&` or `||` adds a level to the tree).
+    public static let maxComparisons = 256
 
     /// Parses `text`.
     public static func parse(_ text: String) throws(SyntaxError) -> FilterExpression {
@@ -65,33 +75,55 @@ public struct FilterParser {
 
     private mutating func parseUnary() throws(SyntaxError) -> FilterExpression {
         switch current.token {
+        case .op("!"), .lparen:
+            guard depth < Self.maxDepth else {
+                throw SyntaxError(message: "nested deeper than \(Self.maxDepth) levels", column: current.column)
+            }
+            depth += 1
+            defer { depth -= 1 }
+            return try parseNested()
+        case .identifier(let name):
+            comparisons += 1
+            guard comparisons <= Self.maxComparisons else {
+                throw SyntaxError(message: "more than \(Self.maxComparisons) comparisons", column: current.column)
+            }
+            return try parseComparison(name)
+        default:
+            throw SyntaxError(message: "expected a field, '!' or '(', found \(describeCurrent)", column: current.column)
+        }
+    }
+
+    /// `!` and its operand, or a parenthesised expression.
+    private mutating func parseNested() throws(SyntaxError) -> FilterExpression {
+        switch current.token {
         case .op("!"):
             position += 1
             return .not(try parseUnary())
-        case .lparen:
+        default:
             position += 1
             let inner = try parseOr()
             guard current.token == .rparen else { throw SyntaxError(message: "expected ')', found \(describeCurrent)", column: current.column) }
             position += 1
             return inner
-        case .identifier(let name):
-            guard let field = FilterField(rawValue: name) else {
-                let known = FilterField.allCases.map(\.rawValue).joined(separator: ", ")
-                throw SyntaxError(message: "unknown field \"\(name)\" (fields: \(known))", column: current.column)
-            }
-            position += 1
-            guard case .op(let text) = current.token, let op = ComparisonOperator(rawValue: text) else {
-                throw SyntaxError(message: "expected ==, !=, ~ or !~ after \(name), found \(describeCurrent)", column: current.column)
-            }
-            position += 1
-            guard case .string(let value) = current.token else {
-                throw SyntaxError(message: "expected a quoted value, found \(describeCurrent)", column: current.column)
-            }
-            position += 1
-            return .comparison(field: field, op: op, value: value)
-        default:
-            throw SyntaxError(message: "expected a field, '!' or '(', found \(describeCurrent)", column: current.column)
         }
+    }
+
+    /// `field op "value"`.
+    private mutating func parseComparison(_ name: String) throws(SyntaxError) -> FilterExpression {
+        guard let field = FilterField(rawValue: name) else {
+            let known = FilterField.allCases.map(\.rawValue).joined(separator: ", ")
+            throw SyntaxError(message: "unknown field \"\(name)\" (fields: \(known))", column: current.column)
+        }
+        position += 1
+        guard case .op(let text) = current.token, let op = ComparisonOperator(rawValue: text) else {
+            throw SyntaxError(message: "expected ==, !=, ~ or !~ after \(name), found \(describeCurrent)", column: current.column)
+        }
+        position += 1
+        guard case .string(let value) = current.token else {
+            throw SyntaxError(message: "expected a quoted value, found \(describeCurrent)", column: current.column)
+        }
+        position += 1
+        return .comparison(field: field, op: op, value: value)
     }
 
     private static func tokenize(_ text: String) throws(SyntaxError) -> [(token: Token, column: Int)] {

@@ -17,6 +17,10 @@ public struct ExecNormaliser: ReplayNormaliser {
         guard case .number(let number)? = members["seq"], number == number.rounded(), number >= 0 else {
             return (nil, rejected(Rejection(.missingField, "line has no whole-number \"seq\""), provenance, line))
         }
+        // Found by fuzzing: a whole number past 2⁶³ stopped the gateway when it became an Int64.
+        guard number < 9.2e18 else {
+            return (nil, rejected(Rejection(.invalidField, "\"seq\" \(number) is out of range"), provenance, line))
+        }
         let sequence = Int64(number)
         guard let event = members["event"] else {
             return (sequence, rejected(Rejection(.missingField, "line has no \"event\""), provenance, line))
