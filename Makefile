@@ -5,7 +5,7 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps test-deps build run test test-asan test-tsan lint-docs docs bench clean
+.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs bench clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -47,8 +47,27 @@ test: test-deps lint-docs ## Check the docs, then build and run the whole test s
 	@set -o pipefail; HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests 2>&1 \
 	  | tee .build/test-output.log || { echo; echo "Failed tests and their issues (whole output: .build/test-output.log):"; \
 	  grep -E '✘' .build/test-output.log | head -60; exit 1; }
+	$(MAKE) --no-print-directory fuzz-replay
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
+	@echo "A short fuzzing pass: every decoder of untrusted bytes for $(FUZZ_SHORT_SECONDS) s from its seed corpus (make fuzz runs longer)"
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) FUZZ_SEED=1
+
+FUZZ_TARGETS := json payload mqtt-topic websocket rest-page exec-line tail-filter config
+FUZZ_SECONDS ?= 60
+FUZZ_SHORT_SECONDS ?= 15
+FUZZ_SEED ?=
+# libFuzzer and the address sanitizer instrument every module in their own tree; -DHERALD_FUZZ turns herald-fuzz
+# from a corpus replayer into a libFuzzer binary.
+FUZZ_BUILD := --scratch-path .build-fuzz --product herald-fuzz -Xswiftc -sanitize=fuzzer,address -Xswiftc -DHERALD_FUZZ
+
+fuzz: test-deps ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS each (default 60) under libFuzzer and the address sanitizer; prints executions and coverage per target.
+	$(SWIFT) build $(FUZZ_BUILD)
+	python3 Tests/Tools/run_fuzz.py .build-fuzz/debug/herald-fuzz $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+fuzz-replay: ## Replay the committed fuzz corpora (seeds and past findings) through every target's property checks.
+	$(SWIFT) build --product herald-fuzz
+	@for target in $(FUZZ_TARGETS); do "$$($(SWIFT) build --show-bin-path)/herald-fuzz" $$target Tests/Fuzz/Corpus/$$target || exit 1; done
 
 # The sanitizer runs build a tree of their own (.build-asan, .build-tsan), so they never mix with the debug build.
 # The suites that run: the core, the MQTT adapter and the integration tests, whose `herald` is the sanitized build.

@@ -36,6 +36,12 @@ final class AdminState: Sendable {
             storeState = "not writable: \(error)"
             problems.append("store \(storeState)")
         }
+        if storeState == "ok", let failure = parts.commitHealth.failure {
+            // The probe commits nothing; real commits can still fail (a full disk).
+            let seconds = (parts.clock.now().milliseconds - failure.since.milliseconds) / 1000
+            storeState = "commits failing for \(seconds) s: \(failure.reason)"
+            problems.append("store \(storeState)")
+        }
         let now = parts.clock.now()
         let budget = Int64(parts.configuration.admin.reconnectBudgetSeconds * 1000)
         var sources: [String: Any] = [:]

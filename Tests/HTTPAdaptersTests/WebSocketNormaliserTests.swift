@@ -32,6 +32,23 @@ struct WebSocketNormaliserTests {
         #expect(utf8.reason == .invalidUTF8)
     }
 
+    /// Found by fuzzing (through the exec plugin protocol, which shares the feed decoder): invalid UTF-8
+    /// inside a JSON string was replaced instead of refused, and a feed's user skipped the identifier checks.
+    @Test func aFeedsUserIsCheckedLikeEveryIdentifierAndStringsMustBeUTF8() {
+        let long = String(repeating: "u", count: 300)
+        let roomy = WebSocketNormaliser(adapter: "stream", origin: "wss://h/e", kind: .fromPayload, idPointer: "/event_id", appPong: nil,
+                                        decoder: EventPayloadDecoder(maxPayloadBytes: 4096))
+        let frame = Array(#"{"type":"chat.opened","chat":"c1","user":"\#(long)"}"#.utf8)
+        guard case .record(let tooLong, _) = roomy.read(frame, text: true, receivedAt: Timestamp(milliseconds: 5)),
+              case .rejected(let rejection) = tooLong.outcome else { Issue.record("a 300-byte user got through"); return }
+        #expect(rejection.reason == .invalidField && rejection.detail.contains("user"))
+        let invalid = Array(#"{"type":"chat.opened","chat":"c1","user":"b"#.utf8) + [0xFF] + Array(#"b"}"#.utf8)
+        switch JSONValue.parse(invalid) {
+        case .success: Issue.record("invalid UTF-8 inside a string parsed")
+        case .failure(let error): #expect(error.message == "invalid UTF-8 in a string")
+        }
+    }
+
     func normaliser(bytes: [UInt8]) -> WebSocketNormaliser.Reading {
         Self.normaliser.read(bytes, text: true, receivedAt: Timestamp(milliseconds: 5))
     }

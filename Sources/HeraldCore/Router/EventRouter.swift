@@ -20,12 +20,15 @@ public final class EventRouter: IngestHandle {
     let logger: Logger
     let totals: IngestTotals
     let tap: EventTap?
+    /// Whether commits are failing, for readiness.
+    public let commitHealth: CommitHealth
     private let rejectionLog: RateLimitedLog
 
     /// Creates a router.
     public init(store: any ChatStore, policy: RouterPolicy, routing: OutputRouting, clock: any WallClock,
                 metrics: RouterMetrics, signal: OutboxSignal, logger: Logger, totals: IngestTotals = IngestTotals(),
-                tap: EventTap? = nil) {
+                tap: EventTap? = nil, commitHealth: CommitHealth = CommitHealth()) {
+        self.commitHealth = commitHealth
         self.totals = totals
         self.tap = tap
         self.store = store
@@ -54,9 +57,11 @@ public final class EventRouter: IngestHandle {
                 logger.debug("Batch met a concurrent write; applying it again.", metadata: ["conflict": "\(conflict)"])
             } catch {
                 metrics.commitFailures.increment()
+                commitHealth.recordFailure("\(error)", at: clock.now())
                 throw IngestError("commit of \(records.count) records failed: \(error)")
             }
         }
+        commitHealth.recordSuccess()
         let report = batch.report
         let now = clock.now()
         metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started, committedAt: now)

@@ -38,10 +38,11 @@ public struct Gateway: Sendable {
         let blocking = BlockingCalls()
         let totals = IngestTotals()
         let tap = EventTap()
+        let commitHealth = CommitHealth()
         let router = EventRouter(
             store: store, policy: configuration.router.policy,
             routing: OutputRouting(sinkAccepts: sinks.map { ($0.name, $0.accepts) }), clock: clock,
-            metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals, tap: tap)
+            metrics: RouterMetrics(factory: metrics), signal: signal, logger: logger, totals: totals, tap: tap, commitHealth: commitHealth)
         var health: [(name: String, health: SourceHealth)] = []
         let identity = configuration.instance.identity
         func lease(_ name: String) -> Lease {
@@ -71,7 +72,7 @@ public struct Gateway: Sendable {
             }
         }
         services.append(.init(service: ProgressReporter(totals: totals, store: store, blocking: blocking, logger: logger)))
-        let parts = GatewayParts(configuration: configuration, identity: identity, store: store, blocking: blocking, tap: tap, totals: totals,
+        let parts = GatewayParts(configuration: configuration, identity: identity, store: store, blocking: blocking, tap: tap, totals: totals, commitHealth: commitHealth,
                                  sourceHealth: health, clock: clock, metrics: metrics, logger: logger)
         services += try extensions(parts).map { .init(service: $0) }
 
@@ -114,6 +115,8 @@ public struct GatewayParts: Sendable {
     public let tap: EventTap
     /// Running totals.
     public let totals: IngestTotals
+    /// Whether the router's commits are failing.
+    public let commitHealth: CommitHealth
     /// Each source's connection state.
     public let sourceHealth: [(name: String, health: SourceHealth)]
     /// The clock.

@@ -19,16 +19,32 @@ public indirect enum FilterExpression: Hashable, Sendable, CustomStringConvertib
     /// `!expression`
     case not(FilterExpression)
 
-    /// The expression in a form that parses back to the same tree.
-    public var description: String {
+    /// The expression in a form that parses back to the same tree, with only the parentheses it needs
+    /// (so printing never nests deeper than the parser allows for what it parsed).
+    public var description: String { printed(within: 0) }
+
+    /// Binding strength: `||` 1, `&&` 2, `!` and comparisons 3.
+    private var precedence: Int {
+        switch self {
+        case .or: 1
+        case .and: 2
+        case .not, .comparison: 3
+        }
+    }
+
+    /// The text, parenthesised when the context binds tighter. Both operators group to the left, so a
+    /// right operand of the same operator keeps its parentheses.
+    private func printed(within context: Int) -> String {
+        let text: String
         switch self {
         case .comparison(let field, let op, let value):
             let escaped = value.replacingOccurrences(of: "\\", with: "\\\\").replacingOccurrences(of: "\"", with: "\\\"")
-            return "\(field.rawValue) \(op.rawValue) \"\(escaped)\""
-        case .and(let lhs, let rhs): return "(\(lhs) && \(rhs))"
-        case .or(let lhs, let rhs): return "(\(lhs) || \(rhs))"
-        case .not(let inner): return "!(\(inner))"
+            text = "\(field.rawValue) \(op.rawValue) \"\(escaped)\""
+        case .and(let lhs, let rhs): text = "\(lhs.printed(within: 2)) && \(rhs.printed(within: 3))"
+        case .or(let lhs, let rhs): text = "\(lhs.printed(within: 1)) || \(rhs.printed(within: 2))"
+        case .not(let inner): text = "!" + inner.printed(within: 3)
         }
+        return precedence < context ? "(\(text))" : text
     }
 
     /// Evaluates against a tailed record.

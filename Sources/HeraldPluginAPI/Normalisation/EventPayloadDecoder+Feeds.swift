@@ -6,7 +6,15 @@ extension EventPayloadDecoder {
     public func decodeFeedEvent(document: JSONValue, as kind: PayloadKind = .fromPayload,
                                 receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
         var bindings = PayloadBindings()
-        if case .string(let user)? = document.value(at: pointers.user) { bindings.user = UserID(user) }
+        if case .string(let user)? = document.value(at: pointers.user) {
+            // Found by fuzzing: the feed's user became an identifier without the checks every other one gets.
+            do throws(Rejection) {
+                try PayloadReader.checkIdentifier(user, field: "user", pointer: pointers.user.text)
+            } catch {
+                return .failure(error)
+            }
+            bindings.user = UserID(user)
+        }
         return decode(document: document, as: kind, bindings: bindings, receivedAt: receivedAt)
     }
 }

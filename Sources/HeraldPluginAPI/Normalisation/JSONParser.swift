@@ -109,14 +109,14 @@ struct JSONParser {
         guard index < bytes.count else { throw fail("unterminated string") }
         if bytes[index] == UInt8(ascii: "\"") {
             index += 1
-            return String(decoding: bytes[start..<(index - 1)], as: UTF8.self)
+            return try text(bytes[start..<(index - 1)], at: start)
         }
         var scalars = Array(bytes[start..<index])
         while index < bytes.count {
             let byte = bytes[index]
             if byte == UInt8(ascii: "\"") {
                 index += 1
-                return String(decoding: scalars, as: UTF8.self)
+                return try text(scalars[...], at: start)
             }
             guard byte >= 0x20 else { throw fail("control character in string") }
             if byte != UInt8(ascii: "\\") {
@@ -155,6 +155,13 @@ struct JSONParser {
             }
         }
         throw fail("unterminated string")
+    }
+
+    /// A string's bytes as text. JSON is UTF-8 (RFC 8259): invalid bytes are an error, never replaced, so
+    /// an identifier cannot change its length or its bytes on the way in.
+    private func text(_ slice: ArraySlice<UInt8>, at offset: Int) throws(Failure) -> String {
+        guard let text = String(validating: slice, as: UTF8.self) else { throw Failure(offset: offset, message: "invalid UTF-8 in a string") }
+        return text
     }
 
     private mutating func hex4() throws(Failure) -> UInt32 {

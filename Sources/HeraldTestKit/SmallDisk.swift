@@ -1,0 +1,49 @@
+import Foundation
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A small tmpfs mounted for one test, so a store can run out of space for real; it can grow while
+/// mounted (`mount -o remount,size=…`) to give the space back. Mounting needs root, as the PostgreSQL
+/// tests do (they start the cluster as the `postgres` user).
+public final class SmallDisk: Sendable {
+    /// Where it is mounted.
+    public let path: String
+
+    /// Mounts a tmpfs of `kibibytes` on a new temporary folder.
+    public init(kibibytes: Int) throws {
+        guard geteuid() == 0 else { throw TestKitError("mounting a small tmpfs for the disk-full test needs root") }
+        path = NSTemporaryDirectory() + "herald-small-disk-\(UUID().uuidString.prefix(8))"
+        try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
+        try Self.mount(["-t", "tmpfs", "-o", "size=\(kibibytes)k,mode=0755", "tmpfs", path])
+    }
+
+    /// Grows (or shrinks) the mounted file system to `kibibytes`.
+    public func resize(kibibytes: Int) throws {
+        try Self.mount(["-o", "remount,size=\(kibibytes)k", path])
+    }
+
+    /// Bytes free.
+    public var freeBytes: Int {
+        var stats = statvfs()
+        guard statvfs(path, &stats) == 0 else { return 0 }
+        return Int(stats.f_bavail) * Int(stats.f_frsize)
+    }
+
+    deinit {
+        _ = try? Self.mount(["-l", path], executable: "/usr/bin/umount")
+        try? FileManager.default.removeItem(atPath: path)
+    }
+
+    private static func mount(_ arguments: [String], executable: String = "/usr/bin/mount") throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: executable)
+        process.arguments = arguments
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else {
+            throw TestKitError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
+        }
+    }
+}
