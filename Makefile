@@ -5,7 +5,7 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs bench clean
+.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs bench soak clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -119,6 +119,15 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 	.build/release/herald-bench --herald .build/release/herald --scale-out --store postgres --json $(BENCH_JSON)
 	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib
 	python3 Tests/Tools/plot_bench.py $(BENCH_JSON) $(dir $(BENCH_JSON))
+
+SOAK_MINUTES ?= 30
+
+soak: test-deps ## SOAK_MINUTES (default 30) at half the live rate with a kill -9 every few minutes: RSS and open files over time, and the invariants afterwards (not part of make test).
+	find Sources plugins Tests/Bench -name '*.swift' -exec touch {} +
+	$(SWIFT) build -c release --product herald
+	$(SWIFT) build -c release --product herald-bench
+	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
+	.build/release/herald-bench --herald .build/release/herald --soak $(SOAK_MINUTES)
 
 clean: ## Remove build output and local state (var/).
 	rm -rf .build var

@@ -13,7 +13,7 @@ if arguments.contains("--help") {
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
-                            [--scale-out --store postgres]
+                            [--scale-out --store postgres] [--soak MINUTES [--rate R]]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
@@ -47,6 +47,9 @@ if arguments.contains("--help") {
                                Herald's MQTT live rate
           --scale-out          with --store postgres: 1, 2 and 3 instances on one database behind an MQTT 5 shared
                                subscription, live, with each instance's CPU and the database's, beside mosquitto_sub live
+          --soak MINUTES       a long run at half the live rate (or --rate R) with the sink delivering and a kill -9 every
+                               2–4 minutes; prints RssAnon, RSS and open files over time, whether they stay flat,
+                               and whether every invariant held afterwards (make soak: 30 minutes)
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
           --json FILE          also append every figure to FILE as a JSON line (Tests/Tools/plot_bench.py draws them)
@@ -122,6 +125,21 @@ if arguments.contains("--herald-only") {
         figures.phase("backlog", subject: "mosquitto_sub", baseline)
         print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
     }
+    finish()
+}
+if let minutes = option("--soak").flatMap(Double.init) {
+    // Not a throughput figure: a long run at half the live rate with crashes, watching the footprint.
+    let rate: Double
+    if let given = option("--rate").flatMap(Double.init) {
+        rate = given
+    } else {
+        step("Herald live (to find half of its rate)")
+        var probe = workload
+        probe.messages = min(workload.messages, 50_000)
+        rate = try await heraldPhase(probe, backlog: false, directory: directory).rate / 2
+    }
+    step("soak for \(format(minutes)) min at \(format(rate)) msg/s")
+    print(try await soakPhase(workload, minutes: minutes, rate: rate, directory: directory, step: step))
     finish()
 }
 if arguments.contains("--scale-out") {
