@@ -16,7 +16,7 @@ struct ConcurrentWritersTests {
     /// A deterministic mix over 6 chats: messages from members, reads of messages that may not be stored
     /// yet, and late `chat.created`.
     static func events(count: Int, seed: UInt64) -> [ChatEvent] {
-        var generator = SplitMix(seed: seed)
+        var generator = SplitMix64(seed: seed)
         var sent: [ChatID: Int] = [:]
         return (0..<count).map { index in
             let chat = ChatID("c\(generator.next(6))")
@@ -62,7 +62,7 @@ struct ConcurrentWritersTests {
         let events = Self.events(count: 3_000, seed: 7)
         // The broker gives each event to one instance or the other, and one in ten to both, as after a
         // redelivery: the store must still hold each message once and count it once.
-        var split = SplitMix(seed: 99)
+        var split = SplitMix64(seed: 99)
         var shares: [[ChatEvent]] = [[], []]
         for event in events {
             let roll = split.next(10)
@@ -88,7 +88,7 @@ struct ConcurrentWritersTests {
                 group.addTask {
                     try await offCooperativePool {
                         let router = Self.router(store)
-                        var generator = SplitMix(seed: UInt64(offset + 100))
+                        var generator = SplitMix64(seed: UInt64(offset + 100))
                         let events = parts[offset]
                         var start = 0
                         while start < events.count {
@@ -157,16 +157,7 @@ struct FixedClock: WallClock {
     func now() -> Timestamp { Timestamp(milliseconds: 10_000_000) }
 }
 
-/// A small deterministic generator (SplitMix64).
-struct SplitMix: RandomNumberGenerator {
-    var state: UInt64
-    init(seed: UInt64) { state = seed }
-    mutating func next() -> UInt64 {
-        state &+= 0x9E37_79B9_7F4A_7C15
-        var z = state
-        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
-        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
-        return z ^ (z >> 31)
-    }
+extension SplitMix64 {
+    /// A number in `0..<bound`.
     mutating func next(_ bound: Int) -> Int { Int(next() % UInt64(bound)) }
 }

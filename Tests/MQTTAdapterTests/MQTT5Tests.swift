@@ -58,7 +58,7 @@ struct MQTT5Tests {
         let fixtures = try ConformanceFixture.load(from: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures"))
         let broker = try await MosquittoBroker()
         defer { Task { try? await broker.stop() } }
-        let failures = try await SourceConformance.check(MQTT5Subject(broker: broker), fixtures: fixtures, adapter: "conformance")
+        let failures = try await SourceConformance.check(MQTTConformanceSubject(broker: broker, protocolVersion: .v5), fixtures: fixtures, adapter: "conformance")
         #expect(failures.isEmpty, "\(failures)")
     }
 
@@ -206,28 +206,5 @@ struct MQTT5Tests {
         try process.run()
         process.waitUntilExit()
         guard process.terminationStatus == 0 else { throw TestKitError("mosquitto_pub exited \(process.terminationStatus)") }
-    }
-}
-
-/// The conformance subject with `protocol: 5`.
-struct MQTT5Subject: SourceConformanceSubject {
-    let broker: MosquittoBroker
-
-    func makeSource() throws -> any SourceAdapter {
-        let yaml = MQTT5Tests.sourceYAML(broker, clientID: "conformance5-\(broker.port)")
-        let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "conformance")
-        return try configuration.sources[0].settings.makeSource(name: "conformance")
-    }
-
-    func deliver(_ input: [UInt8], origin: String) async throws {
-        let publisher = try await TestMQTTClient(port: broker.port, protocolVersion: .v5)
-        try publisher.publish(origin, bytes: input)
-        try await publisher.waitForAcknowledgements(1)
-        try await publisher.close()
-    }
-
-    func interruptUpstream() async throws {
-        try await broker.stop()
-        try await broker.start()
     }
 }

@@ -2,22 +2,27 @@ import Foundation
 import HeraldCore
 import HeraldPluginAPI
 import HeraldTestKit
+import Mosquitto
 import MQTTAdapter
 import Testing
 
 /// The MQTT source passes the conformance kit against a real mosquitto.
 struct MQTTConformanceSubject: SourceConformanceSubject {
     let broker: MosquittoBroker
+    /// The protocol of the source and of the publishing client.
+    var protocolVersion: MosquittoOptions.ProtocolVersion = .v311
 
     func makeSource() throws -> any SourceAdapter {
-        let yaml = "sources:\n  - name: conformance\n    type: mqtt\n    url: \(broker.url)\n    client_id: conformance-\(broker.port)\n    keepalive: 5\n"
+        let version = protocolVersion == .v5 ? "5" : "3.1.1"
+        let yaml = "sources:\n  - name: conformance\n    type: mqtt\n    url: \(broker.url)\n    client_id: conformance-\(broker.port)\n"
+            + "    keepalive: 5\n    protocol: \"\(version)\"\n"
         let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "conformance")
         return try configuration.sources[0].settings.makeSource(name: "conformance")
     }
 
     /// Publishes at QoS 1 with a fresh client and waits for the broker's PUBACK.
     func deliver(_ input: [UInt8], origin: String) async throws {
-        let publisher = try await TestMQTTClient(port: broker.port)
+        let publisher = try await TestMQTTClient(port: broker.port, protocolVersion: protocolVersion)
         try publisher.publish(origin, bytes: input)
         try await publisher.waitForAcknowledgements(1)
         try await publisher.close()
