@@ -141,6 +141,7 @@ public final class OutboxDispatcher: Service {
             position.storeAnswered = true
             if batch.isEmpty {
                 try await purge()
+                position.cursor = 0  // an entry that committed below the cursor meanwhile is read next time
                 if drainDeadline != nil { return }
                 await subscription.wait(timeout: .seconds(1))
                 continue
