@@ -5,6 +5,10 @@ import HeraldPostgres
 import HeraldPluginAPI
 import Prometheus
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// `herald run`
 struct RunCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
@@ -21,6 +25,9 @@ struct RunCommand: AsyncParsableCommand {
     var logLevel: Logger.Level?
 
     func run() async throws {
+        // Past a file-size limit (ulimit -f, LimitFSIZE=) a write should fail like a full disk, which the store
+        // reports and waits out, rather than kill the process with SIGXFSZ.
+        signal(SIGXFSZ, SIG_IGN)
         let configuration = try config.load()
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
         let registry = PrometheusCollectorRegistry()

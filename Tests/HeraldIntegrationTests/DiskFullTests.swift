@@ -8,14 +8,17 @@ import Testing
 @Suite("A full disk")
 struct DiskFullTests {
     @Test func aFullDiskFailsCommitsAcknowledgesNothingAndHeraldResumesWhenSpaceReturns() async throws {
-        let disk = try SmallDisk(kibibytes: 1_536)
+        // A small tmpfs where the machine lets the test mount one; otherwise a file-size limit on the
+        // running gateway (raised again later), which fails its writes the same way.
+        let disk = ProcessInfo.processInfo.environment["HERALD_TEST_FILE_SIZE_LIMIT"] == nil ? try? SmallDisk(kibibytes: 1_536) : nil
         let broker = try await MosquittoBroker()
         let directory = try TemporaryDirectory(prefix: "herald-disk-full")
-        var configuration = TestConfiguration(port: broker.port, storePath: disk.path + "/store.sqlite")
+        var configuration = TestConfiguration(port: broker.port, storePath: (disk?.path ?? directory.path("")) + "/store.sqlite")
         configuration.durability = "full"
         let configPath = try directory.write("herald.yaml", configuration.yaml)
         let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald.log"))
         try await herald.waitUntilConnected()
+        if disk == nil { try Self.limitFileSize(of: herald.child.pid, to: "1572864") }
         let client = try await TestMQTTClient(port: broker.port, maxInflight: 100)
         let total = 600
         let body = String(repeating: "x", count: 4_000)
@@ -27,7 +30,8 @@ struct DiskFullTests {
         let ready = configuration.adminURL + "/readyz"
         try await eventually("not ready, saying the disk is full", timeout: .seconds(60)) {
             guard let answer = try? await fetch(ready) else { return false }
-            return answer.status == 503 && answer.body.contains("commits failing") && answer.body.contains("full")
+            // SQLite says "database or disk is full" for ENOSPC and "disk I/O error" for EFBIG.
+            return answer.status == 503 && answer.body.contains("commits failing") && answer.body.contains("disk")
         }
         let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
         let storedWhileFull = try store.statistics().messages
@@ -38,7 +42,7 @@ struct DiskFullTests {
             herald.child.output.components(separatedBy: "Commit failed").count - 1 >= 3
         }
         let fullFor = ContinuousClock.now - fullSince
-        try disk.resize(kibibytes: 65_536)
+        if let disk { try disk.resize(kibibytes: 65_536) } else { try Self.limitFileSize(of: herald.child.pid, to: "unlimited") }
         try await eventually("every message stored once space returns", timeout: .seconds(120)) {
             try store.statistics().messages == total
         }
@@ -53,5 +57,15 @@ struct DiskFullTests {
         try await client.close()
         herald.child.signal(SIGTERM)
         _ = try await herald.child.waitForExit()
+    }
+
+    /// Sets the soft file-size limit of a running process (the hard limit stays unlimited, so it can be raised).
+    static func limitFileSize(of pid: Int32, to soft: String) throws {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
+        process.arguments = ["--pid", "\(pid)", "--fsize=\(soft):unlimited"]
+        try process.run()
+        process.waitUntilExit()
+        guard process.terminationStatus == 0 else { throw TestKitError("prlimit exited \(process.terminationStatus)") }
     }
 }
