@@ -12,7 +12,6 @@ import Testing
 struct ScaleOutTests {
     @Test func fiftyThousandMessagesThroughThreeInstancesWithTwoKillsAreStoredOnceCountedOnceAndNotified() async throws {
         let world = try await ScaleOutWorld(count: 3)
-        defer { Task { await world.stopAll() } }
         for index in 0..<3 { try await world.start(index) }
         let total = 50_000, chats = 500, focusedChats = 20
         let users = (0..<50).map { "u\($0)" }
@@ -127,7 +126,6 @@ struct ScaleOutTests {
         let rest = RESTSourceTests.source(port: server.port)
             .replacingOccurrences(of: "sources:\n", with: "").replacingOccurrences(of: "    token_file: TOKEN_FILE\n", with: "")
         let world = try await ScaleOutWorld(count: 2, extraSources: rest)
-        defer { Task { await world.stopAll() } }
         for index in 0..<2 { try await world.start(index) }
         try await eventually("the first 30 polled", timeout: .seconds(60)) { try world.store.statistics().messages == 30 }
         let runner = try #require(try world.holder(of: "source:backend"))
@@ -153,7 +151,6 @@ struct ScaleOutTests {
     @Test func aTenSecondDatabaseOutageStopsEveryInstanceAndEachResumesWithNothingLost() async throws {
         let cluster = try await PostgresCluster()  // its own: this test stops it
         let world = try await ScaleOutWorld(count: 3, cluster: cluster)
-        defer { Task { await world.stopAll() } }
         for index in 0..<3 { try await world.start(index) }
         let client = try await TestMQTTClient(port: world.broker.port, maxInflight: 1000)
         func publish(_ range: Range<Int>) throws {

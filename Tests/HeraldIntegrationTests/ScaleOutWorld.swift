@@ -6,7 +6,7 @@ import HeraldTestKit
 
 /// Several `herald run` processes on one PostgreSQL database and one broker, as an operator runs them:
 /// each has its own instance id, client ids and admin port; the MQTT source is a shared subscription
-/// over MQTT 5.
+/// over MQTT 5. The processes and the broker are killed when the world goes away.
 final class ScaleOutWorld: @unchecked Sendable {
     let directory: TemporaryDirectory
     let broker: MosquittoBroker
@@ -93,12 +93,4 @@ final class ScaleOutWorld: @unchecked Sendable {
 
     /// Every instance's log, for failure messages.
     var logs: String { processes.compactMap { $0?.child.output }.joined(separator: "\n-----\n") }
-
-    /// Stops every instance with SIGTERM.
-    func stopAll() async {
-        for process in processes.compactMap({ $0 }) {
-            process.child.signal(SIGTERM)
-            _ = try? await process.child.waitForExit()
-        }
-    }
 }

@@ -57,14 +57,12 @@ struct MQTT5Tests {
     @Test func theSourcePassesTheConformanceKitOverMQTT5() async throws {
         let fixtures = try ConformanceFixture.load(from: URL(fileURLWithPath: #filePath).deletingLastPathComponent().appendingPathComponent("Fixtures"))
         let broker = try await MosquittoBroker()
-        defer { Task { try? await broker.stop() } }
         let failures = try await SourceConformance.check(MQTTConformanceSubject(broker: broker, protocolVersion: .v5), fixtures: fixtures, adapter: "conformance")
         #expect(failures.isEmpty, "\(failures)")
     }
 
     @Test func aShareGroupSpreadsMessagesOverTwoSourcesAndEachArrivesOnce() async throws {
         let broker = try await MosquittoBroker()
-        defer { Task { try? await broker.stop() } }
         let group = "    share_group: herald"
         let first = try RunningSource(yaml: Self.sourceYAML(broker, clientID: "share-a", extra: group))
         let second = try RunningSource(yaml: Self.sourceYAML(broker, clientID: "share-b", extra: group))
@@ -101,7 +99,6 @@ struct MQTT5Tests {
 
     @Test func userPropertiesAndContentTypeTravelInProvenanceOnly() async throws {
         let broker = try await MosquittoBroker()
-        defer { Task { try? await broker.stop() } }
         let source = try RunningSource(yaml: Self.sourceYAML(broker, clientID: "props"))
         try await eventually("the source to connect") { source.context.health.snapshot.connected }
         let payload = #"{"id":"m1","from":"alice","body":"hi","sent_at":1000}"#
@@ -132,7 +129,6 @@ struct MQTT5Tests {
              "defaultACLAccess": {"publishClientSend": true, "publishClientReceive": true, "subscribe": false, "unsubscribe": true}}
             """)
         let broker = try await MosquittoBroker(extraConfig: try Self.dynamicSecurity(rules))
-        defer { Task { try? await broker.stop() } }
         let source = try RunningSource(yaml: Self.sourceYAML(broker, clientID: "refused"))
         try await eventually("the refusal to be reported") { source.context.health.snapshot.problem != nil }
         let problem = try #require(source.context.health.snapshot.problem)
@@ -149,7 +145,6 @@ struct MQTT5Tests {
              "defaultACLAccess": {"publishClientSend": true, "publishClientReceive": true, "subscribe": true, "unsubscribe": true}}
             """)
         let broker = try await MosquittoBroker(extraConfig: try Self.dynamicSecurity(rules))
-        defer { Task { try? await broker.stop() } }
         let subscriber = try await TestMQTTClient(port: broker.port, subscriptions: ["users/#"], protocolVersion: .v5)
         let yaml = """
             sinks:
