@@ -132,7 +132,12 @@ public final class PostgresCluster: Sendable {
     /// The server's log.
     public var log: String { running.withLock { $0.output } }
 
-    deinit { running.withLock { $0.signal(SIGTERM) } }
+    /// Stops the server itself (fast shutdown): the watchdog shell's process is killed outright when it is
+    /// released, so it cannot be relied on to stop a server that a test of its own started.
+    deinit {
+        if let postmaster = postmasterPID { kill(postmaster, SIGINT) }
+        running.withLock { $0.signal(SIGTERM) }
+    }
 
     /// Where the server binaries are: Debian's newest installed major version.
     static func binaries() throws -> String {
