@@ -10,7 +10,7 @@ public struct Provenance: Hashable, Codable, Sendable {
     /// When the adapter received it.
     public var receivedAt: Timestamp
     /// What the transport said about the input beside its bytes (MQTT 5 user properties and content
-    /// type, for instance). Shown by tail and in logs; never used for routing.
+    /// type, for instance). Shown by `herald tail --json`; never used for routing.
     public var attributes: [String: String]
 
     /// Creates a provenance value.
@@ -20,27 +20,5 @@ public struct Provenance: Hashable, Codable, Sendable {
         self.rawSize = rawSize
         self.receivedAt = receivedAt
         self.attributes = attributes
-    }
-
-    enum CodingKeys: String, CodingKey { case adapter, origin, rawSize, receivedAt, attributes }
-
-    /// Decodes a provenance; `attributes` may be absent.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: CodingKeys.self)
-        adapter = try container.decode(String.self, forKey: .adapter)
-        origin = try container.decode(String.self, forKey: .origin)
-        rawSize = try container.decode(Int.self, forKey: .rawSize)
-        receivedAt = try container.decode(Timestamp.self, forKey: .receivedAt)
-        attributes = try container.decodeIfPresent([String: String].self, forKey: .attributes) ?? [:]
-    }
-
-    /// Encodes a provenance; empty `attributes` are left out.
-    public func encode(to encoder: any Encoder) throws {
-        var container = encoder.container(keyedBy: CodingKeys.self)
-        try container.encode(adapter, forKey: .adapter)
-        try container.encode(origin, forKey: .origin)
-        try container.encode(rawSize, forKey: .rawSize)
-        try container.encode(receivedAt, forKey: .receivedAt)
-        if !attributes.isEmpty { try container.encode(attributes, forKey: .attributes) }
     }
 }

@@ -52,8 +52,8 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
     /// The protocol version, checked.
     func version() throws(ConfigurationError) -> MosquittoOptions.ProtocolVersion {
         switch protocolVersion {
-        case "3.1.1", "311", "4": return .v311
-        case "5", "5.0": return .v5
+        case "3.1.1": return .v311
+        case "5": return .v5
         default: throw ConfigurationError("must be 3.1.1 or 5, found \(protocolVersion)", keyPath: "protocol")
         }
     }
