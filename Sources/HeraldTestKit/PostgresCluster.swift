@@ -30,9 +30,9 @@ public final class PostgresCluster: Sendable {
         port = try Loopback.freePort()
         let data = directory.path("data")
         let runAs = Self.runAsPrefix()
-        if !runAs.isEmpty { try Self.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
+        if !runAs.isEmpty { try Command.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
         let initdb = runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
-        try Self.run(initdb[0], Array(initdb.dropFirst()))
+        try Command.run(initdb[0], Array(initdb.dropFirst()))
         let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1"]
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
         let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings).map(Self.quoted).joined(separator: " ")
@@ -51,7 +51,7 @@ public final class PostgresCluster: Sendable {
     /// until it has exited. ``start()`` brings it back on the same port with the same data.
     public func stop() async throws {
         let stop = Self.runAsPrefix() + ["\(try Self.binaries())/pg_ctl", "stop", "-D", directory.path("data"), "-m", "fast", "-w"]
-        try Self.run(stop[0], Array(stop.dropFirst()))
+        try Command.run(stop[0], Array(stop.dropFirst()))
         // The watchdog shell ends once its server has.
         _ = try await running.withLock { $0 }.waitForExit(timeout: .seconds(60))
     }
@@ -102,7 +102,7 @@ public final class PostgresCluster: Sendable {
     /// Runs SQL with `psql` and returns its unaligned output.
     @discardableResult
     public func psql(database: String, _ sql: String) throws -> String {
-        try Self.run("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
+        try Command.run("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
                                        "-U", user, "-d", database, "-c", sql])
     }
 
@@ -155,31 +155,4 @@ public final class PostgresCluster: Sendable {
     }
 
     static func quoted(_ word: String) -> String { "'" + word.replacingOccurrences(of: "'", with: "'\\''") + "'" }
-
-    /// Runs a command to completion; throws with its output when it fails. The output goes to a file, not a
-    /// pipe: a pipe's reader waits for every copy of its write end to close, and a child another thread
-    /// spawns at the same moment may hold one.
-    @discardableResult
-    static func run(_ executable: String, _ arguments: [String]) throws -> String {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        process.currentDirectoryURL = URL(fileURLWithPath: "/tmp")
-        let outputPath = NSTemporaryDirectory() + "herald-command-\(UUID().uuidString).log"
-        guard FileManager.default.createFile(atPath: outputPath, contents: nil),
-              let sink = FileHandle(forWritingAtPath: outputPath) else { throw TestKitError("cannot create \(outputPath)") }
-        defer {
-            try? sink.close()
-            try? FileManager.default.removeItem(atPath: outputPath)
-        }
-        process.standardOutput = sink
-        process.standardError = sink
-        try process.run()
-        process.waitUntilExit()
-        let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
-        guard process.terminationStatus == 0 else {
-            throw TestKitError("\(executable) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(output)")
-        }
-        return output
-    }
 }

@@ -16,34 +16,16 @@ public final class SmallDisk: Sendable {
         guard geteuid() == 0 else { throw TestKitError("mounting a small tmpfs for the disk-full test needs root") }
         path = NSTemporaryDirectory() + "herald-small-disk-\(UUID().uuidString.prefix(8))"
         try FileManager.default.createDirectory(atPath: path, withIntermediateDirectories: true)
-        try Self.mount(["-t", "tmpfs", "-o", "size=\(kibibytes)k,mode=0755", "tmpfs", path])
+        try Command.run("/usr/bin/mount", ["-t", "tmpfs", "-o", "size=\(kibibytes)k,mode=0755", "tmpfs", path])
     }
 
     /// Grows (or shrinks) the mounted file system to `kibibytes`.
     public func resize(kibibytes: Int) throws {
-        try Self.mount(["-o", "remount,size=\(kibibytes)k", path])
-    }
-
-    /// Bytes free.
-    public var freeBytes: Int {
-        var stats = statvfs()
-        guard statvfs(path, &stats) == 0 else { return 0 }
-        return Int(stats.f_bavail) * Int(stats.f_frsize)
+        try Command.run("/usr/bin/mount", ["-o", "remount,size=\(kibibytes)k", path])
     }
 
     deinit {
-        _ = try? Self.mount(["-l", path], executable: "/usr/bin/umount")
+        _ = try? Command.run("/usr/bin/umount", ["-l", path])
         try? FileManager.default.removeItem(atPath: path)
-    }
-
-    private static func mount(_ arguments: [String], executable: String = "/usr/bin/mount") throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: executable)
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else {
-            throw TestKitError("\(executable) \(arguments.joined(separator: " ")) exited \(process.terminationStatus)")
-        }
     }
 }

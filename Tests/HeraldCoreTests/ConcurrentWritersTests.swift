@@ -41,7 +41,7 @@ struct ConcurrentWritersTests {
 
     static func router(_ store: PostgresChatStore) -> EventRouter {
         EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
-                    clock: FixedClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(), logger: logger)
+                    clock: ManualClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(), logger: logger)
     }
 
     static func record(_ event: ChatEvent) -> SourceRecord {
@@ -150,11 +150,6 @@ struct ConcurrentWritersTests {
             #expect(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence) == pending.dropFirst().dropLast().map(\.sequence))
         }
     }
-}
-
-/// A clock that never moves (presence is not in these tests).
-struct FixedClock: WallClock {
-    func now() -> Timestamp { Timestamp(milliseconds: 10_000_000) }
 }
 
 extension SplitMix64 {

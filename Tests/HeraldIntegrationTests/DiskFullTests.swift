@@ -58,14 +58,8 @@ struct DiskFullTests {
         herald.child.signal(SIGTERM)
         _ = try await herald.child.waitForExit()
     }
-
     /// Sets the soft file-size limit of a running process (the hard limit stays unlimited, so it can be raised).
     static func limitFileSize(of pid: Int32, to soft: String) throws {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/prlimit")
-        process.arguments = ["--pid", "\(pid)", "--fsize=\(soft):unlimited"]
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestKitError("prlimit exited \(process.terminationStatus)") }
+        try Command.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(soft):unlimited"])
     }
 }

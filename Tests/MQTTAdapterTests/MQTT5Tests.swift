@@ -195,11 +195,6 @@ struct MQTT5Tests {
     static func mosquittoPublish(port: Int, topic: String, payload: String, properties: [String]) throws {
         var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
         for property in properties { arguments += ["-D"] + property.split(separator: " ").map(String.init) }
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: "/usr/bin/mosquitto_pub")
-        process.arguments = arguments
-        try process.run()
-        process.waitUntilExit()
-        guard process.terminationStatus == 0 else { throw TestKitError("mosquitto_pub exited \(process.terminationStatus)") }
+        try Command.run("/usr/bin/mosquitto_pub", arguments)
     }
 }
