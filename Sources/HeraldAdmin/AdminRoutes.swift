@@ -67,7 +67,9 @@ struct AdminRoutes: Sendable {
         gauge("herald_build_info", "Herald build", labels: [("version", HeraldVersion.current), ("instance", parts.identity.id)]).set(to: 1)
         if let leases = try? parts.store.activeLeases() {
             let mine = Set(leases.filter { $0.holder == parts.identity.holder }.map(\.name))
-            let names = Set(parts.sourceHealth.map { "source:\($0.name)" } + parts.configuration.sinks.map { "outbox:\($0.name)" })
+            // The leases this configuration takes: each sink's delivery and each source that runs once per deployment.
+            let singletons = parts.configuration.sources.filter { $0.settings.runsOncePerDeployment }
+            let names = Set(singletons.map { "source:\($0.name)" } + parts.configuration.sinks.map { "outbox:\($0.name)" })
             for name in names.union(leases.map(\.name)).sorted() {
                 gauge("herald_lease_held", "1 while this instance holds the lease (a sink's delivery, a singleton source)",
                       labels: [("lease", name)]).set(to: mine.contains(name) ? 1 : 0)

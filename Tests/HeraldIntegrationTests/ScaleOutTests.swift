@@ -133,6 +133,9 @@ struct ScaleOutTests {
         let status = try Loopback.get(port: world.adminPorts[standby], path: "/v1/status")
         #expect(status.contains(#""standby":true"#), "the other instance should stand by: \(status)")
         #expect(try Loopback.get(port: world.adminPorts[standby], path: "/readyz").contains(#""ready":true"#), "standing by is not unready")
+        let metrics = try Loopback.get(port: world.adminPorts[runner], path: "/metrics")
+        #expect(metrics.contains(#"herald_lease_held{lease="source:backend"} 1"#), "the runner's metrics show its lease")
+        #expect(!metrics.contains(#"lease="source:broker""#), "the shared MQTT source takes no lease")
 
         try await world.kill9(runner)
         let cursorAtKill = try #require(try world.store.checkpoint(source: "backend", key: "events/cursor"))
