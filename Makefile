@@ -99,13 +99,10 @@ docs: build ## Regenerate docs/configuration.md from the code's option descripti
 BENCH_JSON ?= docs/images/figures.jsonl
 
 bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
-	@# Release builds inline code across modules, and an incremental build can keep a module's inlined copy of
-	@# code that changed elsewhere (an old object size corrupts the heap), so every
-	@# source file of Herald's own modules is marked changed and recompiled; the dependencies are not.
-	find Sources plugins Tests/Bench -name '*.swift' -exec touch {} +
 	$(SWIFT) build -c release --product herald
 	$(SWIFT) build -c release --product herald-bench
-	@# A cheap guard against stale inlined code: every constant-size class allocation must match the metadata.
+	@# A guard against stale inlined code (see Package.swift's last paragraph): every constant-size class
+	@# allocation must match its class's metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
 	@command -v wrk >/dev/null || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); $$sudo apt-get install -y -qq --no-install-recommends wrk; }
 	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
@@ -123,7 +120,6 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 SOAK_MINUTES ?= 30
 
 soak: test-deps ## SOAK_MINUTES (default 30) at half the live rate with a kill -9 every few minutes: RSS and open files over time, and the invariants afterwards (not part of make test).
-	find Sources plugins Tests/Bench -name '*.swift' -exec touch {} +
 	$(SWIFT) build -c release --product herald
 	$(SWIFT) build -c release --product herald-bench
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench

@@ -230,3 +230,32 @@ let package = Package(
         ),
     ]
 )
+
+// Every target names every target of this package that it reaches, directly. Release builds inline code
+// across modules (an initialiser, with its object's size, lands in the module that calls it), yet SwiftPM
+// recompiles a module only when a *direct* dependency's .swiftmodule changes, and the compiler leaves a
+// .swiftmodule untouched when its content did not change. Without this, a field added to a class in
+// HeraldCore left herald-bench (which reaches HeraldCore through HeraldTestKit) allocating the old size.
+// docs/reliability.md#release-builds has the reproduction.
+let targetsByName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
+
+func packageTargetNames(_ dependencies: [Target.Dependency], in targets: [String: Target]) -> [String] {
+    dependencies.compactMap { dependency in
+        switch dependency {
+        case .targetItem(let name, _), .byNameItem(let name, _): targets[name] == nil ? nil : name
+        default: nil
+        }
+    }
+}
+
+for target in package.targets {
+    var reached: [String] = []
+    var pending = packageTargetNames(target.dependencies, in: targetsByName)
+    while let name = pending.popLast() {
+        guard !reached.contains(name), let dependency = targetsByName[name] else { continue }
+        reached.append(name)
+        pending += packageTargetNames(dependency.dependencies, in: targetsByName)
+    }
+    let named = Set(packageTargetNames(target.dependencies, in: targetsByName))
+    target.dependencies += reached.filter { !named.contains($0) }.sorted().map { .target(name: $0) }
+}

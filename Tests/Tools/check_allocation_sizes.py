@@ -3,10 +3,11 @@
 type metadata declares.
 
 Why: release builds inline code across modules (an initialiser, with its object size, lands in the
-module that calls it), and an incremental build does not always recompile a module whose own sources
-did not change when code it inlined did. A binary that keeps a class's old size after a field is added
-allocates its objects too small and corrupts its heap. `make bench` rebuilds Herald's own modules
-before measuring and runs this as a cheap check on the result.
+module that calls it). SwiftPM recompiles a module only when a direct dependency's module file changes,
+so a module that reaches a class through another module can keep the class's old size after a field is
+added, and corrupt its heap (Tests/Tools/reproduce_stale_inlining.sh shows it). Package.swift therefore
+names every reached target as a direct dependency; `make bench` and `make soak` run this on the release
+binaries as a guard.
 
 Usage: check_allocation_sizes.py BINARY...   (exit 1 and a list when any allocation is short or long)
 """
