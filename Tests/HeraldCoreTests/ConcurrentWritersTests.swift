@@ -59,7 +59,7 @@ struct ConcurrentWritersTests {
 
     @Test func twoInstancesOnTheSameChatsAtOnceEndAsOneInstanceWould() async throws {
         let cluster = try await PostgresCluster.shared()
-        let events = Self.events(count: 3_000, seed: 7)
+        let events = withoutOrderDependentReads(Self.events(count: 3_000, seed: 7))
         // The broker gives each event to one instance or the other, and one in ten to both, as after a
         // redelivery: the store must still hold each message once and count it once.
         var split = SplitMix64(seed: 99)

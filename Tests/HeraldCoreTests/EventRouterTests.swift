@@ -182,6 +182,40 @@ struct EventRouterTests {
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func aReadFromSomeoneOutsideTheDeclaredMembersIsDeadLettered(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
+        try await harness.offPool {
+            try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob"])),
+                              message("c1", "m1", from: "alice", to: ["bob"]))
+            try harness.drain()
+            // In a later batch, so the declared members come from the store, not from the batch itself.
+            let report = try harness.router.commit([harness.record(read("mallory", "c1", upTo: "m1")),
+                                                    harness.record(read("bob", "c1", upTo: "m1"))])
+            #expect(report.deadLettered == 1 && report.applied == 1)
+            let letters = try harness.store.deadLetters(limit: 10, includeReplayed: false)
+            #expect(letters.map(\.rejection.reason) == [.notAMember])
+            #expect(letters.first?.rejection.detail == "mallory is not a member of chat c1")
+            // Only bob's read reached alice, and the refused read left nothing behind: once mallory is
+            // added, m1 is unread for her.
+            #expect(try harness.drain().compactMap(\.receipt).map(\.reader) == ["bob"])
+            try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["mallory"])))
+            #expect(try harness.badge("mallory").unread == 1)
+        }
+    }
+
+    @Test(arguments: StoreBackend.allCases) func readsAreLetInUntilTheChatsMembersAreDeclared(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
+        try await harness.offPool {
+            try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
+            // Members inferred from messages only: anyone's read applies (nothing says who belongs).
+            #expect(try harness.apply(read("carol", "c1", upTo: "m1")).applied == 1)
+            try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob"])))
+            #expect(try harness.apply(read("carol", "c1", upTo: "m1")).deadLettered == 1)
+            try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["carol"])))
+            #expect(try harness.apply(read("carol", "c1", upTo: "m1")).duplicates == 1)
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func replyingMarksTheChatReadForTheSenderAndSendsReceipts(_ backend: StoreBackend) async throws {
         // alice writes m1, carol replies m2: carol has seen m1, so it is not unread for her.
         let harness = try await RouterHarness(backend)

@@ -6,7 +6,8 @@ import Testing
 /// Any permutation of the same set of message, read and chat events — with duplicates, and with reads
 /// that arrive before their message — leaves the same store state and the same badges, and every
 /// badge equals a recount from stored messages. Presence events are mixed in too: they may only
-/// choose between live messages and notifications.
+/// choose between live messages and notifications. Reads from someone a `chat.created` of their chat
+/// leaves out are dropped from the input: whether they are refused depends on which comes first.
 @Suite("Order independence (property-based)")
 struct OrderIndependenceTests {
     static let chats: [ChatID] = ["c0", "c1", "c2"]
@@ -54,7 +55,7 @@ struct OrderIndependenceTests {
     @Test(arguments: StoreBackend.allCases) func anyPermutationLeavesTheSameStateAndBadgesEqualARecount(_ backend: StoreBackend) async throws {
         await propertyCheck(count: backend.propertyRuns, input: Gen.int(in: 0...100_000).array(of: 1...40), Gen.int(in: 0...Int.max)) { codes, seed in
             do {
-                let events = codes.map(Self.event)
+                let events = withoutOrderDependentReads(codes.map(Self.event))
                 var generator = SplitMix64(seed: UInt64(seed))
                 let shuffled = events.shuffled(using: &generator)
                 let (expected, first) = try await Self.state(after: events, on: backend)

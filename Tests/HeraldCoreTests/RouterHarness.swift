@@ -99,6 +99,18 @@ func read(_ reader: UserID, _ chat: ChatID, upTo: MessageID) -> ChatEvent {
     .messagesRead(MessagesRead(reader: reader, chat: chat, upTo: upTo, readAt: Timestamp(milliseconds: 5000)))
 }
 
+/// `events` without the reads whose fate depends on order: a read from someone missing from one of the
+/// chat's `chat.created` is refused when that event came first and applied otherwise. Order-independence
+/// properties hold for the rest; the refusal itself has tests of its own.
+func withoutOrderDependentReads(_ events: [ChatEvent]) -> [ChatEvent] {
+    var declaredIn: [ChatID: [Set<UserID>]] = [:]
+    for case .chatCreated(let created) in events { declaredIn[created.chat, default: []].append(Set(created.members)) }
+    return events.filter { event in
+        guard case .messagesRead(let read) = event else { return true }
+        return (declaredIn[read.chat] ?? []).allSatisfy { $0.contains(read.reader) }
+    }
+}
+
 extension Output {
     var notification: InAppNotification? { if case .notification(let value) = self { value } else { nil } }
     var live: LiveMessage? { if case .liveMessage(let value) = self { value } else { nil } }

@@ -50,6 +50,54 @@ struct BadInputTests {
         try await client.close()
     }
 
+    @Test func aReadFromOutsideTheDeclaredMembersIsDeadLettered() async throws {
+        let fixture = try await GatewayFixture(sourceExtra: """
+                subscriptions:
+                  - topic: chats/{chat}/created
+                    event: chat.created
+                  - topic: chats/{chat}/messages
+                    event: message.received
+                  - topic: users/{user}/read
+                    event: messages.read
+            """)
+        let herald = try await fixture.startHerald()
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let strangersRead = #"{"chat":"c1","up_to":"m1"}"#
+        try client.publish("chats/c1/created", #"{"members":["alice","bob"]}"#)
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
+        // mallory may publish on her own topic (the ACL allows it), but she is not in c1.
+        try client.publish("users/mallory/read", strangersRead)
+        try client.publish("users/bob/read", strangersRead)
+        try await client.waitForAcknowledgements(4)
+
+        try await eventually("bob's read applied") { try fixture.store().badge(for: "bob").unread == 0 && fixture.store().statistics().messages == 1 }
+        try await eventually("mallory's read dead-lettered") { try !fixture.store().deadLetters(limit: 10, includeReplayed: false).isEmpty }
+        let letters = try fixture.store().deadLetters(limit: 10, includeReplayed: false)
+        #expect(letters.map(\.rejection.reason) == [.notAMember])
+        // Accepted inputs keep no bytes; the refused event is kept in its self-describing form.
+        #expect(letters.first.map { String(decoding: $0.raw, as: UTF8.self) }
+                == #"{"type":"messages.read","chat":"c1","user":"mallory","up_to":"m1","read_at":\#(letters[0].provenance.receivedAt.milliseconds)}"#)
+        #expect(letters.first?.provenance.origin == "users/mallory/read")
+        let list = try await fixture.cli(["dlq", "list"])
+        #expect(list.output.contains("not_a_member") && list.output.contains("mallory is not a member of chat c1"))
+
+        // Replayed while mallory is still outside, it stays a dead letter; once she is added, it applies.
+        herald.child.signal(SIGTERM)
+        _ = try await herald.child.waitForExit()
+        let refusedAgain = try await fixture.cli(["dlq", "replay"])
+        #expect(refusedAgain.output.contains("Replayed 0; still failing 1"), "\(refusedAgain.output)")
+        #expect(try fixture.store().deadLetters(limit: 10, includeReplayed: false).count == 1)
+        let restarted = try await fixture.startHerald()
+        try client.publish("chats/c1/created", #"{"members":["mallory"]}"#)
+        try await eventually("mallory added") { try fixture.store().badge(for: "mallory").unread == 1 }
+        restarted.child.signal(SIGTERM)
+        _ = try await restarted.child.waitForExit()
+        let replayed = try await fixture.cli(["dlq", "replay"])
+        #expect(replayed.output.contains("Replayed 1; still failing 0"), "\(replayed.output)")
+        #expect(try fixture.store().badge(for: "mallory").unread == 0)
+        try await client.close()
+    }
+
     @Test func hostilePayloadsAreRejectedWithAReasonAndTheStreamGoesOn() async throws {
         let limit = 1 << 20
         let fixture = try await GatewayFixture(sourceExtra: "    max_payload_bytes: \(limit)")

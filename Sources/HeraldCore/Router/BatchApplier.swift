@@ -67,6 +67,13 @@ struct Effect {
     var outputs: [Output]
     /// Users whose badge changed, in a stable order (their badges are queued once per commit).
     var badgeUsers: [UserID]
+    /// Why the event was refused instead of applied (it is dead-lettered), or `nil`.
+    var rejection: Rejection? = nil
 
     static let duplicate = Effect(applied: false, outputs: [], badgeUsers: [])
+
+    /// An event refused for `rejection`: it changes nothing and goes to the dead-letter queue.
+    static func refused(_ rejection: Rejection) -> Effect {
+        Effect(applied: false, outputs: [], badgeUsers: [], rejection: rejection)
+    }
 }

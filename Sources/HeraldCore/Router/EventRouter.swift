@@ -64,7 +64,8 @@ public final class EventRouter: IngestHandle {
         commitHealth.recordSuccess()
         let report = batch.report
         let now = clock.now()
-        metrics.recordCommit(records, report: report, duration: ContinuousClock.now - started, committedAt: now)
+        metrics.recordCommit(records, report: report, refusedBy: batch.refused.map(\.provenance.adapter), duration: ContinuousClock.now - started,
+                             committedAt: now)
         metrics.badgesSuperseded.increment(by: batch.badgesSuperseded)
         totals.add(report)
         if !batch.tapped.isEmpty, let tap {
@@ -74,7 +75,9 @@ public final class EventRouter: IngestHandle {
             }
             tap.publish(batch.tapped)
         }
-        logRejections(records)
+        logRejections(records.compactMap { record in
+            if case .rejected(let rejection) = record.outcome { (record.provenance, rejection) } else { nil }
+        } + batch.refused)
         if report.outputs > 0 { signal.notify() }
         return report
     }
@@ -108,6 +111,15 @@ public final class EventRouter: IngestHandle {
             switch record.outcome {
             case .event(let event):
                 let effect = try applier.apply(event)
+                if let rejection = effect.rejection {
+                    // Sources drop the bytes of inputs they accept; the event's self-describing form stands in.
+                    let raw = record.raw.isEmpty ? EventWireFormat.encode(event) : record.raw
+                    deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))
+                    batch.report.deadLettered += 1
+                    batch.report.outcomes.append(.deadLettered)
+                    batch.refused.append((record.provenance, rejection))
+                    continue
+                }
                 effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
                 batch.report.outcomes.append(effect.applied ? .applied : .duplicate)
                 for output in effect.outputs { enqueue(output, at: queuedAt, into: &outbox) }
@@ -156,12 +168,11 @@ public final class EventRouter: IngestHandle {
         }
     }
 
-    private func logRejections(_ records: [SourceRecord]) {
-        for record in records {
-            guard case .rejected(let rejection) = record.outcome else { continue }
+    private func logRejections(_ rejections: [(provenance: Provenance, rejection: Rejection)]) {
+        for (provenance, rejection) in rejections {
             if let suppressed = rejectionLog.admit(key: rejection.reason.rawValue, now: clock.now()) {
                 logger.warning("Input dead-lettered.", metadata: [
-                    "adapter": "\(record.provenance.adapter)", "origin": "\(record.provenance.origin)",
+                    "adapter": "\(provenance.adapter)", "origin": "\(provenance.origin)",
                     "reason": "\(rejection.reason.rawValue)", "detail": "\(rejection.detail)",
                     "suppressed_since_last": "\(suppressed)",
                 ])
@@ -175,4 +186,6 @@ struct AppliedBatch {
     var report = IngestReport()
     var tapped: [TailRecord] = []
     var badgesSuperseded = 0
+    /// Events the router refused (a read from someone who is not a member), dead-lettered in the commit.
+    var refused: [(provenance: Provenance, rejection: Rejection)] = []
 }

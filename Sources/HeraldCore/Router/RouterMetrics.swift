@@ -52,7 +52,8 @@ public final class RouterMetrics: Sendable {
         }
     }
 
-    func recordCommit(_ records: [SourceRecord], report: IngestReport, duration: Duration, committedAt: Timestamp) {
+    /// Records a commit; `refusedBy` names the adapter of each event the router refused (dead-lettered).
+    func recordCommit(_ records: [SourceRecord], report: IngestReport, refusedBy: [String], duration: Duration, committedAt: Timestamp) {
         batchSize.record(records.count)
         commitDuration.recordNanoseconds(duration.nanoseconds)
         if let first = records.first {
@@ -75,5 +76,6 @@ public final class RouterMetrics: Sendable {
         if report.duplicates > 0, let adapter = records.first?.provenance.adapter {
             counters(for: adapter).duplicates.increment(by: report.duplicates)
         }
+        for adapter in refusedBy { counters(for: adapter).deadLettered.increment() }
     }
 }

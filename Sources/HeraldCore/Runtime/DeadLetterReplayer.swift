@@ -59,9 +59,15 @@ public struct DeadLetterReplayer: Sendable {
             let record = normaliser.normalise(letter.raw, provenance: letter.provenance)
             switch record.outcome {
             case .event:
-                _ = try router.commit([record])
+                let report = try router.commit([record])
                 try store.markReplayed(deadLetter: letter.id, at: clock.now())
-                summary.replayed += 1
+                if report.deadLettered > 0 {
+                    // The router refused the event again (a read from someone still not a member) and
+                    // dead-lettered it anew; that letter takes this one's place.
+                    summary.stillFailing.append((letter.id, letter.rejection))
+                } else {
+                    summary.replayed += 1
+                }
             case .rejected(let rejection):
                 summary.stillFailing.append((letter.id, rejection))
             }

@@ -33,6 +33,8 @@ public enum RejectionReason: String, CaseIterable, Codable, Sendable {
     case unknownOrigin = "unknown_origin"
     /// The payload names a different user or chat than the access-controlled topic.
     case identityMismatch = "identity_mismatch"
+    /// A read receipt from a user who is not among the members that `chat.created` declared for the chat.
+    case notAMember = "not_a_member"
     /// An upstream response (an HTTP page) could not be read as the configured shape.
     case unreadableResponse = "unreadable_response"
     /// An output a sink could not deliver (too many attempts, endpoint gone); stored for inspection.
