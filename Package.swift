@@ -54,6 +54,8 @@ let package = Package(
             dependencies: [
                 "HeraldPluginAPI",
                 .product(name: "GRDB", package: "GRDB.swift"),
+                // SQLite's C API, for binding statement parameters without copies (Statement+Binding.swift).
+                .product(name: "GRDBSQLite", package: "GRDB.swift"),
                 .product(name: "Yams", package: "Yams"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],

@@ -158,6 +158,15 @@ struct EventRouterTests {
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func anEmptyBodyIsStoredAsEmptyText(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
+        try await harness.offPool {
+            let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], body: ""))
+            #expect(outputs.compactMap(\.notification).map(\.preview) == [""])
+            #expect(try harness.store.containsMessage(chat: "c1", id: "m1"))
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func previewIsCutTo120CharactersWithAnEllipsis(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         try await harness.offPool {
