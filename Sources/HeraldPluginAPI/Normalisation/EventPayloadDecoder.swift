@@ -49,7 +49,9 @@ public struct EventPayloadDecoder: Sendable {
             guard payload.count <= maxPayloadBytes else {
                 throw Rejection(.oversize, "payload is \(payload.count) bytes, the limit is \(maxPayloadBytes)")
             }
-            guard String(validating: payload, as: UTF8.self) != nil else {
+            do {
+                _ = try UTF8Span(validating: payload.span)  // checks in place, builds no string
+            } catch {
                 throw Rejection(.invalidUTF8, "payload is not valid UTF-8")
             }
             let document: JSONValue

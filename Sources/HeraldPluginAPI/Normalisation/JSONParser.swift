@@ -160,8 +160,12 @@ struct JSONParser {
     /// A string's bytes as text. JSON is UTF-8 (RFC 8259): invalid bytes are an error, never replaced, so
     /// an identifier cannot change its length or its bytes on the way in.
     private func text(_ slice: ArraySlice<UInt8>, at offset: Int) throws(Failure) -> String {
-        guard let text = String(validating: slice, as: UTF8.self) else { throw Failure(offset: offset, message: "invalid UTF-8 in a string") }
-        return text
+        // Validated in place, then copied once (String(validating:) goes through generic code per string).
+        do {
+            return String(copying: try UTF8Span(validating: slice.span))
+        } catch {
+            throw Failure(offset: offset, message: "invalid UTF-8 in a string")
+        }
     }
 
     private mutating func hex4() throws(Failure) -> UInt32 {
