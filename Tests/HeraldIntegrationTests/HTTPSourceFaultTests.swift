@@ -33,7 +33,8 @@ final class HTTPSourceSubject: SourceConformanceSubject {
         request.body = .bytes(ByteBuffer(bytes: input))
         let current = client.withLock { $0 }
         try await eventually("the request answered 202") {
-            let response = try await current.execute(request, timeout: .seconds(10))
+            // The answer waits for the commit, which the kit may hold a while (longer under a sanitizer).
+            let response = try await current.execute(request, timeout: .seconds(60))
             _ = try await response.body.collect(upTo: 1 << 20)
             return response.status.code == 202
         }
