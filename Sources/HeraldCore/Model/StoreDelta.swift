@@ -145,27 +145,32 @@ public struct PresenceChange: Hashable, Sendable {
     }
 }
 
-/// One outbox row: an output encoded for one sink.
+/// One outbox row: an output for one sink.
+///
+/// The row keeps the output as a value and encodes it only when it is written: a commit's outputs wait
+/// for the whole batch to be applied, and as values they share their text with the batch's events where
+/// their encoded bytes would each be a copy.
 public struct OutboxRow: Hashable, Sendable {
     /// The sink that delivers it.
     public var sink: String
-    /// The output's recipient.
-    public var recipient: UserID
-    /// The output's kind.
-    public var kind: OutputKind
-    /// The output in its wire format (``OutputWireFormat``).
-    public var payload: [UInt8]
+    /// The output.
+    public var output: Output
     /// When the record that produced it was received.
     public var createdAt: Timestamp
 
     /// Creates a value.
-    public init(sink: String, recipient: UserID, kind: OutputKind, payload: [UInt8], createdAt: Timestamp) {
+    public init(sink: String, output: Output, createdAt: Timestamp) {
         self.sink = sink
-        self.recipient = recipient
-        self.kind = kind
-        self.payload = payload
+        self.output = output
         self.createdAt = createdAt
     }
+
+    /// The output's recipient.
+    public var recipient: UserID { output.recipient }
+    /// The output's kind.
+    public var kind: OutputKind { output.kind }
+    /// The output in its wire format (``OutputWireFormat``), encoded on each call.
+    public var payload: [UInt8] { OutputWireFormat.encode(output) }
 }
 
 /// A rejected input to dead-letter.

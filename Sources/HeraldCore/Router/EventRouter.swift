@@ -151,12 +151,7 @@ public final class EventRouter: IngestHandle {
 
     /// Queues `output` for every sink that accepts it.
     private func enqueue(_ output: Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
-        let sinks = routing.sinks(for: output)
-        guard !sinks.isEmpty else { return }
-        let payload = OutputWireFormat.encode(output)
-        for sink in sinks {
-            outbox.append(OutboxRow(sink: sink, recipient: output.recipient, kind: output.kind, payload: payload, createdAt: time))
-        }
+        for sink in routing.sinks(for: output) { outbox.append(OutboxRow(sink: sink, output: output, createdAt: time)) }
     }
 
     /// A source's committed checkpoint.
