@@ -34,14 +34,18 @@ public final class PostgresCluster: Sendable {
         let initdb = runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
         try Command.run(initdb[0], Array(initdb.dropFirst()))
         let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1"]
-            + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off"])
+            + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
+                               // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
+                               "-c", "max_wal_size=256MB", "-c", "min_wal_size=32MB"])
         let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings).map(Self.quoted).joined(separator: " ")
         // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once
-        // the test process is gone or the server exits.
+        // the test process is gone or the server exits. Once the test process is gone it also removes the
+        // cluster's directory: a shared cluster lives as long as the process, whose exit runs no deinit.
         script = """
             \(command) & server=$!
             while kill -0 \(getpid()) 2>/dev/null && kill -0 $server 2>/dev/null; do sleep 0.5; done
             kill -INT $server 2>/dev/null; wait $server
+            kill -0 \(getpid()) 2>/dev/null || rm -rf \(Self.quoted(directory.path("")))
             """
         running = Mutex(try ChildProcess(executable: "/bin/sh", arguments: ["-c", script], logPath: directory.path("server.log")))
         try await waitUntilAccepting()

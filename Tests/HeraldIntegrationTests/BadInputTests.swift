@@ -11,6 +11,8 @@ struct BadInputTests {
             subscriptions:
               - topic: chats/{chat}/messages
                 event: message.received
+              - topic: chats/{chat}/created
+                event: chat.created
               - topic: users/{user}/read
                 event: messages.read
               - topic: users/{user}/presence
@@ -51,15 +53,7 @@ struct BadInputTests {
     }
 
     @Test func aReadFromOutsideTheDeclaredMembersIsDeadLettered() async throws {
-        let fixture = try await GatewayFixture(sourceExtra: """
-                subscriptions:
-                  - topic: chats/{chat}/created
-                    event: chat.created
-                  - topic: chats/{chat}/messages
-                    event: message.received
-                  - topic: users/{user}/read
-                    event: messages.read
-            """)
+        let fixture = try await GatewayFixture(sourceExtra: Self.sourceExtra)
         let herald = try await fixture.startHerald()
         let client = try await TestMQTTClient(port: fixture.broker.port)
         let strangersRead = #"{"chat":"c1","up_to":"m1"}"#
