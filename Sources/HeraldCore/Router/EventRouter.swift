@@ -64,7 +64,7 @@ public final class EventRouter: IngestHandle {
         commitHealth.recordSuccess()
         let report = batch.report
         let now = clock.now()
-        metrics.recordCommit(records, report: report, refusedBy: batch.refused.map(\.provenance.adapter), duration: ContinuousClock.now - started,
+        metrics.recordCommit(records, report: report, deadLetters: batch.deadLetters, duration: ContinuousClock.now - started,
                              committedAt: now)
         metrics.badgesSuperseded.increment(by: batch.badgesSuperseded)
         totals.add(report)
@@ -75,9 +75,7 @@ public final class EventRouter: IngestHandle {
             }
             tap.publish(batch.tapped)
         }
-        logRejections(records.compactMap { record in
-            if case .rejected(let rejection) = record.outcome { (record.provenance, rejection) } else { nil }
-        } + batch.refused)
+        logRejections(batch.deadLetters)
         if report.outputs > 0 { signal.notify() }
         return report
     }
@@ -104,8 +102,13 @@ public final class EventRouter: IngestHandle {
         var batch = AppliedBatch()
         batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []
-        var deadLetters: [NewDeadLetter] = []
         var badges = LatestBadges()
+        // Inputs a source rejected and events the model refused go the same way.
+        func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
+            batch.deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))
+            batch.report.deadLettered += 1
+            batch.report.outcomes.append(.deadLettered)
+        }
         for record in records {
             let queuedAt = record.provenance.receivedAt
             switch record.outcome {
@@ -113,11 +116,7 @@ public final class EventRouter: IngestHandle {
                 let effect = try applier.apply(event)
                 if let rejection = effect.rejection {
                     // Sources drop the bytes of inputs they accept; the event's self-describing form stands in.
-                    let raw = record.raw.isEmpty ? EventWireFormat.encode(event) : record.raw
-                    deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))
-                    batch.report.deadLettered += 1
-                    batch.report.outcomes.append(.deadLettered)
-                    batch.refused.append((record.provenance, rejection))
+                    deadLetter(rejection, record, raw: record.raw.isEmpty ? EventWireFormat.encode(event) : record.raw)
                     continue
                 }
                 effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
@@ -131,9 +130,7 @@ public final class EventRouter: IngestHandle {
                                                    outputs: effect.outputs + badgeOutputs))
                 }
             case .rejected(let rejection):
-                deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: record.raw))
-                batch.report.deadLettered += 1
-                batch.report.outcomes.append(.deadLettered)
+                deadLetter(rejection, record, raw: record.raw)
             }
         }
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
@@ -142,7 +139,7 @@ public final class EventRouter: IngestHandle {
 
         var delta = applier.model.delta()
         delta.outbox = outbox
-        delta.deadLetters = deadLetters
+        delta.deadLetters = batch.deadLetters
         delta.checkpoints = checkpoints
         delta.checkpointTime = clock.now()
         try tx.write(delta)
@@ -163,8 +160,9 @@ public final class EventRouter: IngestHandle {
         }
     }
 
-    private func logRejections(_ rejections: [(provenance: Provenance, rejection: Rejection)]) {
-        for (provenance, rejection) in rejections {
+    private func logRejections(_ letters: [NewDeadLetter]) {
+        for letter in letters {
+            let provenance = letter.provenance, rejection = letter.rejection
             if let suppressed = rejectionLog.admit(key: rejection.reason.rawValue, now: clock.now()) {
                 logger.warning("Input dead-lettered.", metadata: [
                     "adapter": "\(provenance.adapter)", "origin": "\(provenance.origin)",
@@ -181,6 +179,6 @@ struct AppliedBatch {
     var report = IngestReport()
     var tapped: [TailRecord] = []
     var badgesSuperseded = 0
-    /// Events the router refused (a read from someone who is not a member), dead-lettered in the commit.
-    var refused: [(provenance: Provenance, rejection: Rejection)] = []
+    /// What the commit dead-lettered: inputs a source rejected and events the model refused.
+    var deadLetters: [NewDeadLetter] = []
 }

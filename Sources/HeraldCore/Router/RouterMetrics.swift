@@ -52,8 +52,8 @@ public final class RouterMetrics: Sendable {
         }
     }
 
-    /// Records a commit; `refusedBy` names the adapter of each event the router refused (dead-lettered).
-    func recordCommit(_ records: [SourceRecord], report: IngestReport, refusedBy: [String], duration: Duration, committedAt: Timestamp) {
+    /// Records a commit and what it dead-lettered.
+    func recordCommit(_ records: [SourceRecord], report: IngestReport, deadLetters: [NewDeadLetter], duration: Duration, committedAt: Timestamp) {
         batchSize.record(records.count)
         commitDuration.recordNanoseconds(duration.nanoseconds)
         if let first = records.first {
@@ -63,11 +63,9 @@ public final class RouterMetrics: Sendable {
         // Attribute to adapters: a batch normally comes from one adapter, so group cheaply.
         var byAdapter: [String: (events: Int, rejected: Int)] = [:]
         for record in records {
-            switch record.outcome {
-            case .event: byAdapter[record.provenance.adapter, default: (0, 0)].events += 1
-            case .rejected: byAdapter[record.provenance.adapter, default: (0, 0)].rejected += 1
-            }
+            if case .event = record.outcome { byAdapter[record.provenance.adapter, default: (0, 0)].events += 1 }
         }
+        for letter in deadLetters { byAdapter[letter.provenance.adapter, default: (0, 0)].rejected += 1 }
         for (adapter, counts) in byAdapter {
             let counters = counters(for: adapter)
             counters.normalised.increment(by: counts.events)
@@ -76,6 +74,5 @@ public final class RouterMetrics: Sendable {
         if report.duplicates > 0, let adapter = records.first?.provenance.adapter {
             counters(for: adapter).duplicates.increment(by: report.duplicates)
         }
-        for adapter in refusedBy { counters(for: adapter).deadLettered.increment() }
     }
 }
