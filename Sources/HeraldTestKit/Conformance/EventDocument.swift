@@ -4,24 +4,11 @@ import HeraldPluginAPI
 /// Events as plain JSON objects in Herald's payload shape with a `type` — the form conformance
 /// fixtures write their expectations in (`expected-events.json`).
 public enum EventDocument {
-    /// The event as a JSON-compatible dictionary.
+    /// The event as a JSON-compatible dictionary: its self-describing form (``EventWireFormat``) without a
+    /// read's `read_at`, which defaults to when the input arrived.
     public static func object(_ event: ChatEvent) -> [String: Any] {
-        var object: [String: Any] = ["type": event.kind.rawValue, "chat": event.chat.rawValue]
-        switch event {
-        case .messageReceived(let message):
-            object["id"] = message.id.rawValue
-            object["from"] = message.sender.rawValue
-            object["body"] = message.body
-            object["sent_at"] = message.sentAt.milliseconds
-            if let recipients = message.recipients { object["to"] = recipients.map(\.rawValue) }
-        case .messagesRead(let read):
-            object["user"] = read.reader.rawValue
-            object["up_to"] = read.upTo.rawValue
-        case .chatCreated(let created):
-            object["members"] = created.members.map(\.rawValue)
-        case .chatOpened(let focus), .chatClosed(let focus):
-            object["user"] = focus.user.rawValue
-        }
+        var object = (try? JSONSerialization.jsonObject(with: Data(EventWireFormat.encode(event)))) as? [String: Any] ?? [:]
+        object["read_at"] = nil
         return object
     }
 
