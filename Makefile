@@ -7,7 +7,7 @@ CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
 
-.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs bench soak clean
+.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs release bench soak clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -103,12 +103,12 @@ docs: build ## Regenerate docs/configuration.md from the code's option descripti
 
 BENCH_JSON ?= docs/images/figures.jsonl
 
-bench: test-deps ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
+release: test-deps ## Release builds of herald and herald-bench, checked (every constant-size class allocation must match its class's metadata: a guard against stale inlined code, see Package.swift's last paragraph).
 	$(SWIFT) build -c release --product herald
 	$(SWIFT) build -c release --product herald-bench
-	@# A guard against stale inlined code (see Package.swift's last paragraph): every constant-size class
-	@# allocation must match its class's metadata.
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
+
+bench: release ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@command -v wrk >/dev/null || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); $$sudo apt-get install -y -qq --no-install-recommends wrk; }
 	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --json $(BENCH_JSON)
@@ -124,10 +124,7 @@ bench: test-deps ## Release build, then throughput/latency figures against mosqu
 
 SOAK_MINUTES ?= 30
 
-soak: test-deps ## SOAK_MINUTES (default 30) at half the live rate with a kill -9 every few minutes: RSS and open files over time, and the invariants afterwards (not part of make test).
-	$(SWIFT) build -c release --product herald
-	$(SWIFT) build -c release --product herald-bench
-	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
+soak: release ## SOAK_MINUTES (default 30) at half the live rate with a kill -9 every few minutes: RSS and open files over time, and the invariants afterwards (not part of make test).
 	.build/release/herald-bench --herald .build/release/herald --soak $(SOAK_MINUTES)
 
 clean: ## Remove build output and local state (var/).
