@@ -236,8 +236,8 @@ let package = Package(
 // Every target names every target of this package that it reaches, directly. Release builds inline code
 // across modules (an initialiser, with its object's size, lands in the module that calls it), yet SwiftPM
 // recompiles a module only when a *direct* dependency's .swiftmodule changes, and the compiler leaves a
-// .swiftmodule untouched when its content did not change. Without this, a field added to a class in
-// HeraldCore left herald-bench (which reaches HeraldCore through HeraldTestKit) allocating the old size.
+// .swiftmodule untouched when its content did not change. Without this, adding a field to a class in
+// HeraldCore leaves herald-bench (which reaches HeraldCore through HeraldTestKit) allocating the old size.
 // docs/reliability.md#release-builds has the reproduction.
 let targetsByName = Dictionary(uniqueKeysWithValues: package.targets.map { ($0.name, $0) })
 

@@ -32,8 +32,8 @@ struct WebSocketNormaliserTests {
         #expect(utf8.reason == .invalidUTF8)
     }
 
-    /// Found by fuzzing (through the exec plugin protocol, which shares the feed decoder): invalid UTF-8
-    /// inside a JSON string was replaced instead of refused, and a feed's user skipped the identifier checks.
+    /// Fuzzing inputs (through the exec plugin protocol, which shares the feed decoder): a feed's user gets
+    /// the identifier checks, and invalid UTF-8 inside a JSON string is refused, never replaced.
     @Test func aFeedsUserIsCheckedLikeEveryIdentifierAndStringsMustBeUTF8() {
         let long = String(repeating: "u", count: 300)
         let roomy = WebSocketNormaliser(adapter: "stream", origin: "wss://h/e", kind: .fromPayload, idPointer: "/event_id", appPong: nil,

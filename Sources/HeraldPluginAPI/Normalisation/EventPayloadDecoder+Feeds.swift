@@ -7,7 +7,7 @@ extension EventPayloadDecoder {
                                 receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
         var bindings = PayloadBindings()
         if case .string(let user)? = document.value(at: pointers.user) {
-            // Found by fuzzing: the feed's user became an identifier without the checks every other one gets.
+            // The feed's user is an identifier like any other and gets the same checks.
             do throws(Rejection) {
                 try PayloadReader.checkIdentifier(user, field: "user", pointer: pointers.user.text)
             } catch {
