@@ -110,6 +110,8 @@ release: test-deps ## Release builds of herald and herald-bench, checked (every 
 
 bench: release ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@command -v wrk >/dev/null || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); $$sudo apt-get install -y -qq --no-install-recommends wrk; }
+	@# The Python bridge baseline (Tests/Bench/python_bridge.py) runs on paho-mqtt.
+	@python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q paho-mqtt
 	@mkdir -p $(dir $(BENCH_JSON)) && rm -f $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --json $(BENCH_JSON)
 	@echo; echo "5-member group chats (4 recipients per message), SQLite:"

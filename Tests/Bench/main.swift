@@ -124,6 +124,12 @@ if arguments.contains("--herald-only") {
         let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
         figures.phase("backlog", subject: "mosquitto_sub", baseline)
         print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
+        if workload.postgres == nil {
+            step("Python bridge backlog (paho-mqtt + sqlite3)")
+            let python = try await pythonBridgePhase(workload, directory: directory)
+            figures.phase("backlog", subject: "python-bridge", python)
+            print(pythonRow(herald: backlog, python: python))
+        }
     }
     finish()
 }
@@ -210,11 +216,13 @@ if arguments.contains("--live-only") {
 }
 step("mosquitto_sub backlog")
 let subBacklog = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
+step("Python bridge backlog (paho-mqtt + sqlite3)")
+let pythonBacklog = try await pythonBridgePhase(workload, directory: directory)
 step("Herald live")
 let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
 step("Herald backlog")
 let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
-for (phase, subject, result) in [("live", "mosquitto_sub", subLive), ("backlog", "mosquitto_sub", subBacklog),
+for (phase, subject, result) in [("live", "mosquitto_sub", subLive), ("backlog", "mosquitto_sub", subBacklog), ("backlog", "python-bridge", pythonBacklog),
                                  ("live", "herald", heraldLive), ("backlog", "herald", heraldBacklog)] {
     figures.phase(phase, subject: subject, result)
 }
@@ -278,6 +286,7 @@ print("""
     \(row("live", heraldLive, subLive, target: 0.9))
     \(liveCPURows(herald: heraldLive, sub: subLive))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
+      \(pythonRow(herald: heraldBacklog, python: pythonBacklog))
       the store alone (in-process route+commit, no broker, no parsing) \(format(routerOnly.commit)) msg/s, \(format(routerOnly.commit / subBacklog.rate, 2)) of mosquitto_sub's backlog rate (the single writer's cap on the backlog ratio)
     \(consumers.report)
     \(sinkDrain.report)
