@@ -110,6 +110,7 @@ let package = Package(
                 .product(name: "Histogram", package: "hdrhistogram-swift"),
             ],
             path: "Tests/Bench",
+            exclude: ["python_bridge.py"],
             swiftSettings: strict
         ),
 
