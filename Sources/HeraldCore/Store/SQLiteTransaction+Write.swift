@@ -95,7 +95,7 @@ extension SQLiteTransaction {
             try binder.bind(added[index].readAt.milliseconds)
         }
         let resolved = delta.pendingReadsResolved
-        try inChunks(of: 2, count: resolved.count, { "DELETE FROM pending_reads WHERE (chat, message_id) IN (VALUES \($0))" }) { index, binder in
+        try inChunks(of: 2, count: resolved.count, { KeyedDeletion.resolvedPendingReads.sql(values: $0) }) { index, binder in
             try binder.bind(resolved[index].chat.rawValue)
             try binder.bind(resolved[index].id.rawValue)
         }
@@ -111,7 +111,7 @@ extension SQLiteTransaction {
         }
         // A counter that reaches 0 goes; only a falling one can.
         let falling = deltas.filter { $0.delta < 0 }
-        try inChunks(of: 2, count: falling.count, { "DELETE FROM unread WHERE count <= 0 AND (user, chat) IN (VALUES \($0))" }) { index, binder in
+        try inChunks(of: 2, count: falling.count, { KeyedDeletion.fallenCounters.sql(values: $0) }) { index, binder in
             try binder.bind(falling[index].user.rawValue)
             try binder.bind(falling[index].chat.rawValue)
         }
@@ -125,7 +125,7 @@ extension SQLiteTransaction {
             try binder.bind(set[index].until?.milliseconds ?? 0)
         }
         let cleared = changes.filter { $0.until == nil }
-        try inChunks(of: 2, count: cleared.count, { "DELETE FROM presence WHERE (user, chat) IN (VALUES \($0))" }) { index, binder in
+        try inChunks(of: 2, count: cleared.count, { KeyedDeletion.endedPresence.sql(values: $0) }) { index, binder in
             try binder.bind(cleared[index].user.rawValue)
             try binder.bind(cleared[index].chat.rawValue)
         }
