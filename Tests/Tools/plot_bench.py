@@ -2,7 +2,8 @@
 """Draws the figures of one `make bench` (herald-bench --json, JSON lines) as the PNGs docs/benchmarks.md embeds.
 
 - throughput.png: Herald's backlog drain and live intake beside mosquitto_sub's in the same run, for each store and
-  chat size measured, with the ratio written on each Herald bar;
+  chat size measured, with the ratio written on each Herald bar, and the plain Python bridge's backlog drain where
+  the run measured it;
 - latency.png: publish→notification p50 and p99 (the MQTT sink delivering every output) at each publish rate,
   per store, beside the plain subscriber's p99 on the same broker.
 
@@ -44,19 +45,25 @@ def throughput(rows, output):
                 baseline = next((r["rate"] for r in rows if r["kind"] == "throughput" and r["phase"] == "live"
                                  and r["subject"] == "mosquitto_sub"), None)
             if herald and baseline:
-                groups.append((f"{setup}\n{phase}", herald, baseline))
+                groups.append((f"{setup}\n{phase}", herald, baseline, rate("python-bridge")))
     if not groups:
         return None
     figure, axes = plt.subplots(figsize=(10, 4.8))
     positions = range(len(groups))
-    width = 0.38
-    axes.bar([p - width / 2 for p in positions], [g[2] for g in groups], width, label="mosquitto_sub (C client)", color="#9aa5b1")
-    bars = axes.bar([p + width / 2 for p in positions], [g[1] for g in groups], width, label="Herald", color="#2f6fb0")
+    width = 0.27
+    axes.bar([p - width for p in positions], [g[2] for g in groups], width, label="mosquitto_sub (C client)", color="#9aa5b1")
+    bars = axes.bar(list(positions), [g[1] for g in groups], width, label="Herald", color="#2f6fb0")
     for bar, group in zip(bars, groups):
         axes.annotate(f"{group[1] / group[2]:.2f}×", (bar.get_x() + bar.get_width() / 2, bar.get_height()),
                       ha="center", va="bottom", fontsize=9)
+    # The plain Python bridge, where the run measured it (SQLite backlog drains).
+    python = [(p, g[3]) for p, g in zip(positions, groups) if g[3]]
+    if python:
+        axes.bar([p + width for p, _ in python], [rate for _, rate in python], width,
+                 label="Python bridge (paho-mqtt + sqlite3)", color="#e3a32b")
     axes.set_xticks(list(positions), [g[0] for g in groups], fontsize=8)
     axes.set_ylabel("messages per second")
+    axes.set_ylim(0, max(max(g[1], g[2]) for g in groups) * 1.3)  # room for the legend above the bars
     axes.set_title(f"Throughput, {rows[0]['messages']:,} QoS 1 messages, {rows[0]['cores']} cores (same run, same broker)")
     axes.legend()
     axes.grid(axis="y", alpha=0.3)
