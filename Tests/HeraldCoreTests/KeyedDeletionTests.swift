@@ -3,11 +3,18 @@ import GRDB
 import HeraldTestKit
 import Testing
 
-/// A commit deletes rows by composite key (resolved pending reads, counters that fell to zero, ended
-/// presence); each deletion must search the table's primary key, never scan the table, or every
-/// commit would read a whole table that grows with the users and chats.
-@Suite("Keyed deletions")
+/// The statements a SQLite commit builds. A commit deletes rows by composite key (resolved pending reads,
+/// counters that fell to zero, ended presence); each deletion must search the table's primary key, never
+/// scan the table, or every commit would read a whole table that grows with the users and chats.
+@Suite("SQLite commit statements")
 struct KeyedDeletionTests {
+    @Test("a values list has one parenthesised group of parameters per row")
+    func valuesList() {
+        #expect(SQLiteTransaction.valuesList(rows: 1, columns: 1) == "(?)")
+        #expect(SQLiteTransaction.valuesList(rows: 3, columns: 2) == "(?,?),(?,?),(?,?)")
+        #expect(SQLiteTransaction.valuesList(rows: 0, columns: 4) == "")
+    }
+
     @Test("every keyed deletion searches its table's primary key", arguments: SQLiteTransaction.KeyedDeletion.allCases)
     func searchesThePrimaryKey(_ deletion: SQLiteTransaction.KeyedDeletion) throws {
         let directory = try TemporaryDirectory()

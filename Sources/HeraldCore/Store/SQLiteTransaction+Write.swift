@@ -22,7 +22,25 @@ extension SQLiteTransaction {
     }
 
     /// Rows per statement at most (SQLite allows 32,766 parameters; 64 rows keep statements small).
-    static var maximumRows: Int { 64 }
+    static let maximumRows = 64
+
+    /// The `(?,…),(?,…)` list of `rows` rows of `columns` parameters each. Up to ``maximumRows`` rows of
+    /// up to eight parameters it is a prefix of a list built once: building the text anew for every
+    /// statement cost about 3% of a commit's instructions.
+    static func valuesList(rows: Int, columns: Int) -> String {
+        guard rows <= maximumRows, columns < fullValuesLists.count else { return buildValuesList(rows: rows, columns: columns) }
+        let rowLength = 2 * columns + 1  // "(?" then ",?" for each further column, then ")"
+        let length = rows == 0 ? 0 : rows * (rowLength + 1) - 1
+        return String(decoding: fullValuesLists[columns].utf8.prefix(length), as: UTF8.self)
+    }
+
+    /// ``maximumRows`` rows of 0 to 8 parameters.
+    private static let fullValuesLists = (0...8).map { buildValuesList(rows: maximumRows, columns: $0) }
+
+    private static func buildValuesList(rows: Int, columns: Int) -> String {
+        let row = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
+        return Array(repeating: row, count: rows).joined(separator: ",")
+    }
 
     /// Runs `sql(values)` over `count` rows of `columns` values, ``maximumRows`` rows a statement, where
     /// `values` is the statement's `(?,…),(?,…)` list and `bind(index, &binder)` binds row `index`.
@@ -32,11 +50,9 @@ extension SQLiteTransaction {
                   bind: (Int, inout StatementBinder) throws -> Void) throws -> Int {
         var changed = 0
         var index = 0
-        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
-            let values = Array(repeating: placeholder, count: chunk).joined(separator: ",")
-            try db.cachedStatement(sql: sql(values)).execute { binder in
+            try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns))).execute { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }
             changed += db.changesCount

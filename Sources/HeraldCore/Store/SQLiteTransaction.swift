@@ -111,10 +111,9 @@ struct SQLiteTransaction: ChatTransaction {
     func queryInChunks(of columns: Int, count: Int, _ sql: (String) -> String, bind: (Int, inout StatementBinder) throws -> Void,
                        _ body: (Row) throws -> Void) throws {
         var index = 0
-        let placeholder = "(" + Array(repeating: "?", count: columns).joined(separator: ",") + ")"
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
-            let statement = try db.cachedStatement(sql: sql(Array(repeating: placeholder, count: chunk).joined(separator: ",")))
+            let statement = try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns)))
             var binder = StatementBinder(statement: statement)
             statement.setUncheckedArguments(StatementArguments())
             for offset in index..<(index + chunk) { try bind(offset, &binder) }
