@@ -18,8 +18,9 @@ if arguments.contains("--help") {
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
         direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
-        limit); Herald committing them live and from a backlog queued in its persistent session (msgs/s, CPU
-        seconds per 1000 messages, peak RssAnon and RSS); and latency under an even load, after a one-second
+        limit); a plain Python bridge (Tests/Bench/python_bridge.py: paho-mqtt and sqlite3, batched commits, acks
+        after commit) draining the same backlog; Herald committing them live and from a backlog queued in its
+        persistent session (msgs/s, CPU seconds per 1000 messages, peak RssAnon and RSS); and latency under an even load, after a one-second
         warm-up at that rate (reported apart), next to a plain C-client subscriber on the same broker (the
         baseline): publish→commit at half of Herald's live rate with outputs queued (as in the throughput
         phases), and publish→commit and publish→notification with the sink delivering every output at 200 and
@@ -35,7 +36,8 @@ if arguments.contains("--help") {
           --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
-          --with-baseline      with --herald-only: also mosquitto_sub's backlog drain, and the ratio
+          --with-baseline      with --herald-only: also mosquitto_sub's backlog drain and, with SQLite, the Python
+                               bridge's, and the ratios
           --store postgres     Herald's live, backlog and latency phases store into PostgreSQL (a cluster with
                                fsync on, started for the run) instead of SQLite; the live and backlog lines add
                                the server's CPU per 1000
