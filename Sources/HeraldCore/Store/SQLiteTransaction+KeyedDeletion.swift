@@ -24,12 +24,12 @@ extension SQLiteTransaction {
 
         /// The statement for the `(?,?),(?,?)…` rows in `values`.
         func sql(values: String) -> String {
-            let keys = "(SELECT column1, column2 FROM (VALUES \(values)))"
-            return switch self {
-            case .resolvedPendingReads: "DELETE FROM pending_reads WHERE (chat, message_id) IN \(keys)"
-            case .fallenCounters: "DELETE FROM unread WHERE count <= 0 AND (user, chat) IN \(keys)"
-            case .endedPresence: "DELETE FROM presence WHERE (user, chat) IN \(keys)"
+            let match = switch self {
+            case .resolvedPendingReads: "(chat, message_id)"
+            case .fallenCounters: "count <= 0 AND (user, chat)"
+            case .endedPresence: "(user, chat)"
             }
+            return "DELETE FROM \(table) WHERE \(match) IN (SELECT column1, column2 FROM (VALUES \(values)))"
         }
     }
 }

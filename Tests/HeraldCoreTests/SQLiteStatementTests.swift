@@ -7,7 +7,7 @@ import Testing
 /// counters that fell to zero, ended presence); each deletion must search the table's primary key, never
 /// scan the table, or every commit would read a whole table that grows with the users and chats.
 @Suite("SQLite commit statements")
-struct KeyedDeletionTests {
+struct SQLiteStatementTests {
     @Test("a values list has one parenthesised group of parameters per row")
     func valuesList() {
         #expect(SQLiteTransaction.valuesList(rows: 1, columns: 1) == "(?)")
