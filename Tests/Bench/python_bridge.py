@@ -2,10 +2,11 @@
 """A plain Python MQTT-to-SQLite bridge: the baseline `make bench` sets Herald's backlog drain beside.
 
 It is what a team would write first: paho-mqtt with a persistent session and manual QoS 1 acks, json,
-and sqlite3 with batched commits. For each message it inserts the row (skipping duplicates) and adds one
-to the unread counter of every recipient; it acknowledges a batch only after its commit, in WAL mode with
-`synchronous=FULL`, as Herald does with `durability: full`. It writes less than Herald (no memberships,
-read positions, outbox or dead letters), so the comparison favours it.
+and sqlite3 with batched commits. For each message it inserts the row (a duplicate row is skipped) and adds
+one to the unread counter of every recipient; it acknowledges a batch only after its commit, in WAL mode
+with `synchronous=FULL`, as Herald does with `durability: full`. It is a speed baseline, not a correct
+bridge: a redelivered message still counts again, and it writes less than Herald (no memberships, read
+positions, outbox or dead letters), so the comparison favours it.
 
 Usage: python_bridge.py --port P --client-id ID --db PATH (--create | --count N) [--batch N]
   --create   connect, subscribe chats/+/messages at QoS 1 in a persistent session, and leave
