@@ -65,6 +65,19 @@ struct ConfigurationTests {
         #expect(error?.message == "must be between 1 and 65535")
     }
 
+    @Test func commitIntervalIsReadAndCheckedWithItsPosition() throws {
+        func interval(_ extra: String) throws -> Int? {
+            (try Self.loader.load(text: Self.yaml("    url: mqtt://h\n    client_id: c\n\(extra)"), file: "t.yaml")
+                .sources.first?.settings as? MQTTSourceConfiguration)?.commitIntervalMilliseconds
+        }
+        #expect(try interval("") == MQTTSourceConfiguration.defaultCommitIntervalMilliseconds)
+        #expect(try interval("    commit_interval_ms: 0") == 0)
+        let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    commit_interval_ms: 5000"))
+        #expect(error?.keyPath == "sources[0].commit_interval_ms")
+        #expect(error?.line == 8)
+        #expect(error?.message == "must be between 0 and 1000")
+    }
+
     @Test func adapterValidationErrorsAreLocatedToo() {
         let error = Self.error(Self.yaml("    url: mqtt://h\n    client_id: c\n    subscriptions:\n      - topic: users/read\n        event: messages.read"))
         #expect(error?.keyPath == "sources[0].subscriptions[0].topic")

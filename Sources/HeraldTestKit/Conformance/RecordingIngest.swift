@@ -6,7 +6,8 @@ import Synchronization
 /// fail the next commits (as a full disk would), to check that an adapter then acknowledges nothing,
 /// or to hold the next commit (as a slow disk would), to check what an adapter does meanwhile.
 public final class RecordingIngest: IngestHandle {
-    private let state = Mutex<(records: [SourceRecord], failures: Int, failed: Int, checkpoints: [String: String])>(([], 0, 0, [:]))
+    private let state = Mutex<(records: [SourceRecord], failures: Int, failed: Int, checkpoints: [String: String], sizes: [Int])>(
+        ([], 0, 0, [:], []))
     private let hold = Mutex<(requested: Bool, waiting: Bool)>((false, false))
     private let release = DispatchSemaphore(value: 0)
 
@@ -27,6 +28,7 @@ public final class RecordingIngest: IngestHandle {
         let fail = state.withLock { state -> Bool in
             guard state.failures > 0 else {
                 state.records += records
+                state.sizes.append(records.count)
                 for checkpoint in checkpoints { state.checkpoints["\(checkpoint.source)/\(checkpoint.key)"] = checkpoint.value }
                 return false
             }
@@ -68,6 +70,9 @@ public final class RecordingIngest: IngestHandle {
 
     /// Commits that failed on purpose so far.
     public var failedCommits: Int { state.withLock { $0.failed } }
+
+    /// How many records each successful commit held, in commit order.
+    public var commitSizes: [Int] { state.withLock { $0.sizes } }
 
     /// Everything committed so far.
     public var records: [SourceRecord] { state.withLock { $0.records } }

@@ -28,6 +28,8 @@ extension MQTTAdapters {
         AdapterOption("topic_prefix", .string, default: "\"\"", "Prepended to every subscription template"),
         AdapterOption("max_payload_bytes", .integer, default: "65536", "Larger payloads are dead-lettered before parsing"),
         AdapterOption("max_batch", .integer, default: "\(MQTTSourceConfiguration.defaultMaxBatch)", "Messages read before one group commit"),
+        AdapterOption("commit_interval_ms", .integer, default: "\(MQTTSourceConfiguration.defaultCommitIntervalMilliseconds)",
+                      "While messages keep coming, a commit starts at most this often (0: at once); a lone message never waits"),
         AdapterOption("share_group", .string,
                       "Subscribe as $share/GROUP/… so the broker spreads messages over every instance in the group"),
         AdapterOption("subscriptions", .objects([

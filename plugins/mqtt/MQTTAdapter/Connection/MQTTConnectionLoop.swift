@@ -14,7 +14,8 @@ import Synchronization
 /// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
 /// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
 /// each commit's database pages. An idle committer does not wait for a full burst: it takes what was
-/// read once that is an eighth of one.
+/// read once that is an eighth of one. Under a steady load a small burst waits out the commit interval
+/// first (``CommitPacing``), so commits do not shrink to a few messages each.
 ///
 /// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
 /// every message read so far is committed; reading ahead therefore bounds how many bursts it spans.
@@ -61,6 +62,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private let logger: Logger
     private let metrics: SourceMetrics?
     private let maxBurst: Int
+    private let commitInterval: Duration
     private let reconnect: Backoff
     private let current = Mutex<MosquittoClient?>(nil)
 
@@ -75,7 +77,8 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private var stableSince: ContinuousClock.Instant?
 
     init(options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
-         metrics: SourceMetrics?, maxBurst: Int, reconnect: Backoff) {
+         metrics: SourceMetrics?, maxBurst: Int, commitInterval: Duration = .zero, reconnect: Backoff) {
+        self.commitInterval = commitInterval
         self.reconnect = reconnect
         self.options = options
         self.filters = filters
@@ -145,18 +148,25 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         defer { try? committer.wait() }
         var unacknowledgedBursts = 0
         var moreWaiting = false
+        var pacing = CommitPacing(interval: commitInterval)
         gathered = 0
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
+            // A small burst under a steady load waits out the commit interval, gathering what arrives.
+            let pause = committer.isRunning ? .zero : pacing.delay(gathered: gathered, handover: handoverWhenIdle, now: .now)
             // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
-            let readable = client.waitForActivity(timeoutMilliseconds: moreWaiting ? 0 : 100, writes: !committer.isPending)
+            let timeout = moreWaiting ? 0 : pause > .zero ? pause.pollMilliseconds : 100
+            let readable = client.waitForActivity(timeoutMilliseconds: timeout, writes: !committer.isPending && pause == .zero)
             if (readable || moreWaiting) && gathered < maxBurst {
                 moreWaiting = try readBurst(client, committer: committer)
             }
             if committer.isRunning && gathered < maxBurst { continue }
+            if pacing.delay(gathered: gathered, handover: handoverWhenIdle, now: .now) > .zero { continue }
             try committer.wait()
+            let burst = gathered
             if let commit = hooks.takeBurst() {
                 gathered = 0
+                pacing.started(burst: burst, at: .now)
                 try committer.start(commit)
                 unacknowledgedBursts += 1
                 if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }

@@ -17,6 +17,8 @@ public struct MQTTSource: SourceAdapter {
     let options: MosquittoOptions
     let normaliser: MQTTTopicNormaliser
     let maxBatch: Int
+    /// Under a steady load, the shortest time between the starts of two commits (``CommitPacing``).
+    let commitInterval: Duration
     /// MQTT shared subscription group: each filter is subscribed as `$share/GROUP/filter`, so the broker
     /// spreads the messages over every instance in the group.
     let shareGroup: String?
@@ -55,7 +57,8 @@ public struct MQTTSource: SourceAdapter {
             "broker": "\(options.host):\(options.port)", "filters": "\(filters.joined(separator: ", "))",
         ])
         let loop = MQTTConnectionLoop(options: options, filters: filters, hooks: hooks, shutdown: context.shutdown,
-                                      logger: context.logger, metrics: metrics, maxBurst: maxBatch, reconnect: context.reconnect)
+                                      logger: context.logger, metrics: metrics, maxBurst: maxBatch, commitInterval: commitInterval,
+                                      reconnect: context.reconnect)
         await loop.run()
         context.logger.info("MQTT source stopped.")
     }

@@ -1,0 +1,95 @@
+import HeraldCore
+import HeraldPluginAPI
+import HeraldTestKit
+import Logging
+import MetricsTestKit
+@testable import MQTTAdapter
+import Testing
+
+/// Under a steady load a small burst waits out the commit interval, so messages share commits; a lone
+/// message after a quiet moment commits at once.
+@Suite("MQTT commit pacing")
+struct CommitPacingTests {
+    private let start = ContinuousClock.now
+    private let interval = Duration.milliseconds(5)
+
+    @Test("a burst after a lone message, and any burst with pacing off, commits at once")
+    func noWaitWithoutASteadyLoad() {
+        var pacing = CommitPacing(interval: interval)
+        #expect(pacing.delay(gathered: 3, handover: 1000, now: start) == .zero)
+        pacing.started(burst: 1, at: start)
+        #expect(pacing.delay(gathered: 1, handover: 1000, now: start + .milliseconds(1)) == .zero)
+
+        var off = CommitPacing(interval: .zero)
+        off.started(burst: 50, at: start)
+        #expect(off.delay(gathered: 1, handover: 1000, now: start + .milliseconds(1)) == .zero)
+    }
+
+    @Test("after a burst of several, a small burst waits until the interval has passed since that commit began")
+    func aSmallBurstWaitsUnderLoad() {
+        var pacing = CommitPacing(interval: interval)
+        pacing.started(burst: 4, at: start)
+        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(1)) == .milliseconds(4))
+        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(5)) == .zero)
+        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(9)) == .zero)
+        // Nothing gathered: nothing to wait for. A burst that reached the handover size goes now.
+        #expect(pacing.delay(gathered: 0, handover: 1000, now: start + .milliseconds(1)) == .zero)
+        #expect(pacing.delay(gathered: 1000, handover: 1000, now: start + .milliseconds(1)) == .zero)
+    }
+
+    @Test("a poll timeout rounds up to whole milliseconds")
+    func pollMillisecondsRoundUp() {
+        #expect(Duration.microseconds(1).pollMilliseconds == 1)
+        #expect(Duration.microseconds(4001).pollMilliseconds == 5)
+        #expect(Duration.milliseconds(3).pollMilliseconds == 3)
+        #expect(Duration.zero.pollMilliseconds == 0)
+        #expect(Duration.seconds(-1).pollMilliseconds == 0)
+    }
+
+    /// Through a real broker: m1 commits alone (its commit held), m2 and m3 are read meanwhile and commit
+    /// together, and m4, published after that, waits for m5 (published once m4 has been read) instead of
+    /// committing alone. Without pacing the commits would be [1, 2, 1, 1].
+    @Test func underASteadyLoadAMessageWaitsForTheNextOne() async throws {
+        let broker = try await MosquittoBroker()
+        let yaml = """
+            sources:
+              - name: paced
+                type: mqtt
+                url: \(broker.url)
+                client_id: paced-\(broker.port)
+                commit_interval_ms: 1000
+            """
+        let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "paced.yaml")
+        let source = try configuration.sources[0].settings.makeSource(name: "paced")
+        let ingest = RecordingIngest()
+        let metrics = TestMetrics()
+        let context = SourceContext(ingest: ingest, logger: Logger(label: "paced") { _ in SwiftLogNoOpLogHandler() },
+                                    metrics: SourceMetrics(adapter: "paced", factory: metrics),
+                                    shutdown: ShutdownSignal(), clock: SystemClock(),
+                                    reconnect: Backoff(baseSeconds: 0.05, capSeconds: 0.2))
+        let running = Task { try await source.run(context: context) }
+        defer { running.cancel() }
+        try await eventually("the source to connect") { context.health.snapshot.connected }
+        let received = { (try? metrics.expectCounter("herald_source_received_total", [("adapter", "paced")]).totalValue) ?? 0 }
+
+        let publisher = try await TestMQTTClient(port: broker.port)
+        ingest.holdNextCommit()
+        try publisher.publish("chats/c1/messages", Self.message(1))
+        try await eventually("m1's commit to start") { ingest.isHoldingCommit }
+        for index in 2...3 { try publisher.publish("chats/c1/messages", Self.message(index)) }
+        try await eventually("m2 and m3 to be read while m1 commits") { received() == 3 }
+        ingest.releaseHeldCommit()
+        try await eventually("m2 and m3 to commit") { ingest.records.count == 3 }
+
+        try publisher.publish("chats/c1/messages", Self.message(4))
+        try await eventually("m4 to be read") { received() == 4 }
+        try publisher.publish("chats/c1/messages", Self.message(5))
+        try await eventually("m4 and m5 to commit") { ingest.records.count == 5 }
+        #expect(ingest.commitSizes == [1, 2, 2])
+        try await publisher.close()
+    }
+
+    private static func message(_ index: Int) -> String {
+        #"{"id":"m\#(index)","from":"alice","to":["bob"],"body":"hi","sent_at":1700000000000}"#
+    }
+}
