@@ -48,7 +48,9 @@ struct CommitPacingTests {
 
     /// Through a real broker: m1 commits alone (its commit held), m2 and m3 are read meanwhile and commit
     /// together, and m4, published after that, waits for m5 (published once m4 has been read) instead of
-    /// committing alone. Without pacing the commits would be [1, 2, 1, 1].
+    /// committing alone. Without pacing the commits are [1, 2, 1, 1]. With `max_batch: 16` a burst of two
+    /// goes at once (an eighth of it), so m4 and m5 commit as soon as m5 is read; the interval is set
+    /// beyond the configurable range so that a slow machine cannot end it before m5 arrives.
     @Test func underASteadyLoadAMessageWaitsForTheNextOne() async throws {
         let broker = try await MosquittoBroker()
         let yaml = """
@@ -57,10 +59,12 @@ struct CommitPacingTests {
                 type: mqtt
                 url: \(broker.url)
                 client_id: paced-\(broker.port)
-                commit_interval_ms: 1000
+                max_batch: 16
             """
         let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "paced.yaml")
-        let source = try configuration.sources[0].settings.makeSource(name: "paced")
+        var settings = try #require(configuration.sources[0].settings as? MQTTSourceConfiguration)
+        settings.commitIntervalMilliseconds = 600_000
+        let source = try settings.makeSource(name: "paced")
         let ingest = RecordingIngest()
         let metrics = TestMetrics()
         let context = SourceContext(ingest: ingest, logger: Logger(label: "paced") { _ in SwiftLogNoOpLogHandler() },

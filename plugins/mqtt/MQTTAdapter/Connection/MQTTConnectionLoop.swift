@@ -155,7 +155,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
             // A small burst under a steady load waits out the commit interval, gathering what arrives.
             let pause = committer.isRunning ? .zero : pacing.delay(gathered: gathered, handover: handoverWhenIdle, now: .now)
             // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
-            let timeout = moreWaiting ? 0 : pause > .zero ? pause.pollMilliseconds : 100
+            let timeout = moreWaiting ? 0 : pause > .zero ? min(pause.pollMilliseconds, 100) : 100
             let readable = client.waitForActivity(timeoutMilliseconds: timeout, writes: !committer.isPending && pause == .zero)
             if (readable || moreWaiting) && gathered < maxBurst {
                 moreWaiting = try readBurst(client, committer: committer)
