@@ -6,11 +6,13 @@ import PostgresNIO
 extension PostgresChatStore {
     /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
-        try read { session in
-            try session.query("""
-                SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox
-                WHERE sink = \(sink) AND seq > \(after) ORDER BY seq LIMIT \(limit)
-                """).map { row in
+        var bindings = PostgresBindings(capacity: 3)
+        bindings.append(sink)
+        bindings.append(after)
+        bindings.append(limit)
+        let query = PostgresQuery(unsafeSQL: Self.pendingOutputsSQL, binds: bindings)
+        return try read { session in
+            try session.query(query).map { row in
                 let (sequence, recipient, kindName, payload, createdAt, attempts) = try row.decode((Int64, String, String, ByteBuffer, Int64, Int).self)
                 guard let kind = OutputKind(rawValue: kindName) else {
                     throw PostgresStoreError.statement("outbox row \(sequence) has unknown kind \(kindName)")
@@ -20,6 +22,12 @@ extension PostgresChatStore {
             }
         }
     }
+
+    /// A sink's entries after a sequence, oldest first ($1 sink, $2 after, $3 limit): a range of the
+    /// outbox's key, (sink, seq).
+    static let pendingOutputsSQL = """
+        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = $1 AND seq > $2 ORDER BY seq LIMIT $3
+        """
 
     /// Removes exactly the delivered entries: with several writers an entry with a lower sequence may
     /// commit after a higher one was delivered, so a range delete could take an undelivered entry.

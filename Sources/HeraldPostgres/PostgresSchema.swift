@@ -72,6 +72,14 @@ enum PostgresSchema {
                 acquired_at timestamptz NOT NULL, expires_at timestamptz NOT NULL)
             """,
         ]),
+        // Every outbox statement names its sink. With a key on seq beside an index on (sink, seq), the
+        // planner may read a sink's entries through the key and filter on the sink, passing over every
+        // entry of a sink that is down; one key on (sink, seq) leaves one way, and one index to write.
+        (4, "outbox keyed by sink: one sink's reads never pass over another's undelivered entries", [
+            "ALTER TABLE outbox DROP CONSTRAINT outbox_pkey",
+            "DROP INDEX outbox_by_sink",
+            "ALTER TABLE outbox ADD CONSTRAINT outbox_pkey PRIMARY KEY (sink, seq)",
+        ]),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

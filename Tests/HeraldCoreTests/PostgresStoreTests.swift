@@ -1,7 +1,7 @@
 import Foundation
 import HeraldCore
 import HeraldPluginAPI
-import HeraldPostgres
+@testable import HeraldPostgres
 import HeraldTestKit
 import Logging
 import Testing
@@ -81,6 +81,28 @@ struct PostgresStoreTests {
             try await group.waitForAll()
         }
         let versions = try cluster.psql(database: String(url.split(separator: "/").last ?? ""), "SELECT string_agg(version::text, ',' ORDER BY version) FROM herald_schema_migrations")
-        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == "1,2,3", "every migration applied once")
+        #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == "1,2,3,4", "every migration applied once")
+    }
+
+    /// While one sink is down its entries pile up; another sink's reads must not pass over them, whatever
+    /// plan the server caches for the statement (a generic plan knows no sink).
+    @Test func aSinksOutboxReadSearchesOnlyItsOwnEntries() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        let database = String(url.split(separator: "/").last ?? "")
+        try cluster.psql(database: database, """
+            INSERT INTO outbox (sink, recipient, kind, payload, created_at)
+                SELECT 'down', 'u' || i, 'notification', '\\x00', i FROM generate_series(1, 20000) AS i;
+            INSERT INTO outbox (sink, recipient, kind, payload, created_at) VALUES ('push', 'u1', 'badge', '\\x00', 1);
+            ANALYZE outbox;
+            """)
+        let plan = try cluster.psql(database: database, """
+            SET plan_cache_mode = force_generic_plan;
+            PREPARE pending(text, bigint, bigint) AS \(PostgresChatStore.pendingOutputsSQL);
+            EXPLAIN EXECUTE pending('push', 0, 256);
+            """)
+        #expect(plan.contains("Index Cond: ((sink = $1) AND (seq > $2))"), "plan: \(plan)")
+        #expect(!plan.contains("Filter"), "plan: \(plan)")
     }
 }

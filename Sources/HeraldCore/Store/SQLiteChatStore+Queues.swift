@@ -7,9 +7,7 @@ extension SQLiteChatStore {
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
         try pool.read { db in
             var envelopes: [OutboxEnvelope] = []
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: """
-                SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
-                """), arguments: [after, sink, limit])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.pendingOutputsSQL), arguments: [sink, after, limit])
             // Columns by position: this runs for every output a sink delivers.
             while let row = try rows.next() {
                 let sequence: Int64 = row[0]
@@ -32,10 +30,18 @@ extension SQLiteChatStore {
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
         guard let sequence = delivered.max() else { return }
         try pool.write { db in
-            try db.cachedStatement(sql: "DELETE FROM outbox WHERE seq <= ? AND sink = ?").execute(arguments: [sequence, sink])
+            try db.cachedStatement(sql: Self.removeOutputsSQL).execute(arguments: [sink, sequence])
             try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
         }
     }
+
+    /// A sink's entries after a sequence, oldest first (sink, after, limit): searches `outbox_by_sink`.
+    static let pendingOutputsSQL = """
+        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = ? AND seq > ? ORDER BY seq LIMIT ?
+        """
+
+    /// Removes a sink's entries up to a sequence (sink, sequence): searches `outbox_by_sink`.
+    static let removeOutputsSQL = "DELETE FROM outbox WHERE sink = ? AND seq <= ?"
 
     /// Counts a failed attempt for the entries.
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
