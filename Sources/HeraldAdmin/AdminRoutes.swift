@@ -53,10 +53,13 @@ struct AdminRoutes: Sendable {
     }
 
     private func metrics() -> Response {
-        // Gauges that are cheaper to read on scrape than to maintain on every commit.
-        if let statistics = try? parts.store.statistics() {
-            gauge("herald_outbox_depth", "Undelivered outputs").set(to: Double(statistics.outbox))
-            gauge("herald_dead_letters", "Dead-lettered inputs not replayed").set(to: Double(statistics.deadLetters))
+        // Gauges that are cheaper to read on scrape than to maintain on every commit. Not `statistics()`:
+        // on PostgreSQL that counts every stored message, a table that only grows.
+        if let depth = try? parts.store.outboxDepth() {
+            gauge("herald_outbox_depth", "Undelivered outputs").set(to: Double(depth.values.reduce(0, +)))
+        }
+        if let letters = try? parts.store.openDeadLetterCount() {
+            gauge("herald_dead_letters", "Dead-lettered inputs not replayed").set(to: Double(letters))
         }
         if let oldest = try? parts.store.oldestOutputAge(now: parts.clock.now()) {
             gauge("herald_outbox_oldest_age_seconds", "Age of the oldest undelivered output").set(to: Double(oldest) / 1000)

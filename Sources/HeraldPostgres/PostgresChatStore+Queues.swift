@@ -44,6 +44,13 @@ extension PostgresChatStore {
         }
     }
 
+    /// Dead-lettered inputs not yet replayed.
+    public func openDeadLetterCount() throws -> Int {
+        try read { session in
+            try session.query("SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL").map { try $0.decode(Int.self) }.first ?? 0
+        }
+    }
+
     /// Undelivered entries per sink (sinks with none are left out).
     public func outboxDepth() throws -> [String: Int] {
         try read { session in

@@ -188,6 +188,10 @@ struct EventRouterTests {
             #expect(letters.map(\.rejection.reason) == [.malformedJSON])
             #expect(letters.first?.raw == Array("{{{".utf8))
             #expect(try harness.badge("bob").unread == 1)
+            // What a metrics scrape reads follows the letter until it is replayed.
+            #expect(try harness.store.openDeadLetterCount() == 1)
+            try harness.store.markReplayed(deadLetter: try #require(letters.first).id, at: harness.clock.now())
+            #expect(try harness.store.openDeadLetterCount() == 0)
         }
     }
 

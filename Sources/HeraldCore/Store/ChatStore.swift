@@ -42,6 +42,9 @@ public protocol ChatStore: Sendable {
     func recordFailedAttempt(sink: String, sequences: [Int64]) throws
     /// Number of undelivered entries per sink.
     func outboxDepth() throws -> [String: Int]
+    /// Number of dead-lettered inputs not yet replayed. With ``outboxDepth()``, what a metrics scrape
+    /// reads: neither counts the messages, a table that only grows.
+    func openDeadLetterCount() throws -> Int
     /// Dead-lettered inputs, oldest first.
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter]
     /// Marks a dead-lettered input as replayed successfully.

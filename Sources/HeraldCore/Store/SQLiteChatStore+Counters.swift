@@ -45,6 +45,11 @@ extension SQLiteChatStore {
         try pool.read { db in try Self.countRows(in: db) }
     }
 
+    /// Dead-lettered inputs not yet replayed, from the counter kept with each write.
+    public func openDeadLetterCount() throws -> Int {
+        try statistics().deadLetters
+    }
+
     /// Undelivered entries per sink (sinks with none are left out).
     public func outboxDepth() throws -> [String: Int] {
         try pool.read { db in
