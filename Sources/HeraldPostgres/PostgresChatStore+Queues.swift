@@ -36,6 +36,9 @@ extension PostgresChatStore {
         try read { session in try session.execute("DELETE FROM outbox WHERE sink = \(sink) AND seq = ANY(\(delivered))") }
     }
 
+    /// Several writers: an entry may commit below one a dispatcher has read.
+    public var outboxFollowsCommitOrder: Bool { false }
+
     /// Counts a failed attempt for the entries.
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
         guard !sequences.isEmpty else { return }

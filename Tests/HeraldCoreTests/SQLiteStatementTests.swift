@@ -27,18 +27,4 @@ struct SQLiteStatementTests {
         #expect(plan.contains { $0.hasPrefix("SEARCH \(deletion.table) USING PRIMARY KEY") }, "plan: \(plan)")
         #expect(!plan.contains { $0.hasPrefix("SCAN \(deletion.table)") }, "plan: \(plan)")
     }
-
-    /// While one sink is down its entries pile up; another sink's reads and purges must not pass over them.
-    @Test("a sink's outbox reads and purges search its own entries", arguments: [
-        (SQLiteChatStore.pendingOutputsSQL, ["push", 0, 256] as [any DatabaseValueConvertible & Sendable]),
-        (SQLiteChatStore.removeOutputsSQL, ["push", 99] as [any DatabaseValueConvertible & Sendable]),
-    ])
-    func outboxStatementsSearchBySink(_ sql: String, _ arguments: [any DatabaseValueConvertible & Sendable]) throws {
-        let directory = try TemporaryDirectory()
-        let store = try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
-        let plan = try store.pool.read { db in
-            try Row.fetchAll(db, sql: "EXPLAIN QUERY PLAN " + sql, arguments: StatementArguments(arguments)).map { $0["detail"] as String }
-        }
-        #expect(plan.contains { $0.hasPrefix("SEARCH outbox USING INDEX outbox_by_sink (sink=? AND rowid") }, "plan: \(plan)")
-    }
 }

@@ -101,16 +101,18 @@ public final class OutboxDispatcher: Service {
         var drainDeadline: ContinuousClock.Instant?
         // Delivered entries are purged at most every 250 ms or when idle, so the dispatcher does not take
         // the store's writer (and an fsync) for every batch. After a crash the unpurged tail is delivered
-        // again: at least once, as promised. After a purge the next read starts from the beginning: with
-        // several writers an entry may commit below the cursor after the entries above it were read.
+        // again: at least once, as promised. With several writers an entry may commit below the cursor
+        // after the entries above it were read, so after a purge, and whenever it runs dry, the next read
+        // starts from the beginning; with one writer it reads on (`outboxFollowsCommitOrder`).
         var lastPurge = ContinuousClock.now
         let store = store, sinkName = sink.name, blocking = blocking
+        let rewinds = !store.outboxFollowsCommitOrder
         func purge() async throws {
             guard !position.unpurged.isEmpty else { return }
             let delivered = position.unpurged
             try await blocking.run { try store.removeOutputs(sink: sinkName, delivered: delivered) }
             position.unpurged = []
-            position.cursor = 0
+            if rewinds { position.cursor = 0 }
             lastPurge = .now
         }
         while !Task.isCancelled {
@@ -141,7 +143,7 @@ public final class OutboxDispatcher: Service {
             position.storeAnswered = true
             if batch.isEmpty {
                 try await purge()
-                position.cursor = 0  // an entry that committed below the cursor meanwhile is read next time
+                if rewinds { position.cursor = 0 }  // an entry that committed below the cursor meanwhile is read next time
                 if drainDeadline != nil { return }
                 await subscription.wait(timeout: .seconds(1))
                 continue

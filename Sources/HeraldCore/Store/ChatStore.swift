@@ -34,10 +34,16 @@ public protocol ChatStore: Sendable {
     func badge(for user: UserID) throws -> BadgeUpdate
     /// Up to `limit` outbox entries for `sink` with a sequence above `after`, oldest first.
     func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope]
-    /// Removes `sink`'s `delivered` entries (ascending). A backend with one writer, whose sequences
-    /// follow commit order (SQLite), may remove every entry up to the last; one with several writers
-    /// (PostgreSQL) removes exactly these, because an entry with a lower sequence may commit later.
+    /// Removes `sink`'s `delivered` entries (ascending). A backend whose sequences follow commit order
+    /// (``outboxFollowsCommitOrder``, SQLite) may remove every entry of the sink from the first to the
+    /// last; one with several writers (PostgreSQL) removes exactly these, because an entry with a lower
+    /// sequence may commit later.
     func removeOutputs(sink: String, delivered: [Int64]) throws
+    /// Whether outbox entries commit in sequence order (one writer). A dispatcher then reads on from
+    /// its position, and passes over the entries other sinks have left undelivered only once. Otherwise
+    /// (several writers) an entry may commit below one already read, so a dispatcher reads from the start
+    /// again whenever it runs dry, which the store must make cheap (PostgreSQL keys the outbox by sink).
+    var outboxFollowsCommitOrder: Bool { get }
     /// Counts a failed delivery attempt for the entries.
     func recordFailedAttempt(sink: String, sequences: [Int64]) throws
     /// Number of undelivered entries per sink.

@@ -7,7 +7,7 @@ extension SQLiteChatStore {
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
         try pool.read { db in
             var envelopes: [OutboxEnvelope] = []
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.pendingOutputsSQL), arguments: [sink, after, limit])
+            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.pendingOutputsSQL), arguments: [after, sink, limit])
             // Columns by position: this runs for every output a sink delivers.
             while let row = try rows.next() {
                 let sequence: Int64 = row[0]
@@ -25,23 +25,28 @@ extension SQLiteChatStore {
         }
     }
 
-    /// Removes `sink`'s delivered entries with one range delete over the rowid: SQLite has one writer, so sequences follow commit order: every entry up to the last delivered
-    /// one was delivered, and one range delete removes them.
+    /// Removes `sink`'s delivered entries with one range delete over the rowid, from the first delivered
+    /// to the last: SQLite has one writer, so sequences follow commit order and every entry of the sink
+    /// in that range was delivered (entries below it went in earlier purges). The range holds only what
+    /// was queued since the last purge, whatever other sinks have left undelivered below it.
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
-        guard let sequence = delivered.max() else { return }
+        guard let first = delivered.min(), let last = delivered.max() else { return }
         try pool.write { db in
-            try db.cachedStatement(sql: Self.removeOutputsSQL).execute(arguments: [sink, sequence])
+            try db.cachedStatement(sql: Self.removeOutputsSQL).execute(arguments: [first, last, sink])
             try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
         }
     }
 
-    /// A sink's entries after a sequence, oldest first (sink, after, limit): searches `outbox_by_sink`.
+    /// One writer: an entry never commits below one a dispatcher has read, so it reads on from its position.
+    public var outboxFollowsCommitOrder: Bool { true }
+
+    /// A sink's entries after a sequence, oldest first (after, sink, limit): the rowid range after it.
     static let pendingOutputsSQL = """
-        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = ? AND seq > ? ORDER BY seq LIMIT ?
+        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
         """
 
-    /// Removes a sink's entries up to a sequence (sink, sequence): searches `outbox_by_sink`.
-    static let removeOutputsSQL = "DELETE FROM outbox WHERE sink = ? AND seq <= ?"
+    /// Removes a sink's entries in a range of sequences (first, last, sink).
+    static let removeOutputsSQL = "DELETE FROM outbox WHERE seq BETWEEN ? AND ? AND sink = ?"
 
     /// Counts a failed attempt for the entries.
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {

@@ -33,8 +33,9 @@ extension SQLiteChatStore {
         migrator.registerMigration("v1-outbox-and-dlq") { db in
             try db.execute(sql: """
                 -- seq grows with commit order and is never reused (AUTOINCREMENT), so a dispatcher can read
-                -- "after the last delivered" and sinks can use it as a delivery id. Each sink's entries are
-                -- found through outbox_by_sink (v5-outbox-by-sink).
+                -- "after the last delivered" and sinks can use it as a delivery id. No secondary index: a
+                -- dispatcher reads the rowid range after its position, which only moves forward (see
+                -- ChatStore.outboxFollowsCommitOrder), so it passes over other sinks' entries only once.
                 CREATE TABLE outbox(
                     seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT NOT NULL, recipient TEXT NOT NULL,
                     kind TEXT NOT NULL, payload BLOB NOT NULL, created_at INTEGER NOT NULL,
@@ -80,14 +81,6 @@ extension SQLiteChatStore {
                 ALTER TABLE messages_in_arrival_order RENAME TO messages;
                 CREATE UNIQUE INDEX messages_by_id ON messages(chat, id);
                 CREATE INDEX messages_in_order ON messages(chat, sent_at, id, sender);
-                """)
-        }
-        migrator.registerMigration("v5-outbox-by-sink") { db in
-            try db.execute(sql: """
-                -- A sink's entries in sequence order (the index holds the rowid, seq, after the sink), so
-                -- one sink's reads and purges never pass over the entries another sink has not delivered:
-                -- while a sink is down its outbox grows, and the others' must stay as cheap as before.
-                CREATE INDEX outbox_by_sink ON outbox(sink);
                 """)
         }
         return migrator
