@@ -23,6 +23,8 @@ struct Workload {
     var cacheMiB: Int?
     /// The MQTT source's `max_batch` in the Herald phases, or Herald's default.
     var maxBatch: Int?
+    /// The MQTT source's `commit_interval_ms` in the Herald phases, or Herald's default.
+    var commitIntervalMilliseconds: Int?
     /// The PostgreSQL cluster the Herald live and backlog phases store into (`--store postgres`); SQLite when `nil`.
     var postgres: PostgresCluster?
 
@@ -57,8 +59,15 @@ extension Workload {
         configuration.cacheMiB = cacheMiB
         if !sinkDelivers { configuration.sinkPort = try Loopback.freePort() }
         configuration.sourceClientID = "herald-bench"
-        if let maxBatch { configuration.sourceExtra = "    max_batch: \(maxBatch)" }
+        configuration.sourceExtra = sourceOptions.joined(separator: "\n")
         return configuration
+    }
+}
+
+extension Workload {
+    /// The MQTT source's options this run sets (`--max-batch`, `--commit-interval-ms`), as YAML lines.
+    var sourceOptions: [String] {
+        (maxBatch.map { ["    max_batch: \($0)"] } ?? []) + (commitIntervalMilliseconds.map { ["    commit_interval_ms: \($0)"] } ?? [])
     }
 }
 

@@ -10,7 +10,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--batch N]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
@@ -33,6 +33,7 @@ if arguments.contains("--help") {
           --herald PATH        the herald to measure (default: the one beside this binary)
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
           --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
+          --commit-interval-ms N  the MQTT source's commit_interval_ms in the Herald phases (default: Herald's)
           --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
@@ -70,6 +71,7 @@ workload.members = Int(option("--members") ?? "") ?? 2
 workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
+workload.commitIntervalMilliseconds = option("--commit-interval-ms").flatMap { Int($0) }
 if option("--store") == "postgres" {
     // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
     workload.postgres = try await PostgresCluster(durable: true)
