@@ -1,8 +1,6 @@
 import HeraldCore
 import HeraldPluginAPI
 import HeraldTestKit
-import Logging
-import MetricsTestKit
 @testable import MQTTAdapter
 import Testing
 
@@ -53,28 +51,12 @@ struct CommitPacingTests {
     /// beyond the configurable range so that a slow machine cannot end it before m5 arrives.
     @Test func underASteadyLoadAMessageWaitsForTheNextOne() async throws {
         let broker = try await MosquittoBroker()
-        let yaml = """
-            sources:
-              - name: paced
-                type: mqtt
-                url: \(broker.url)
-                client_id: paced-\(broker.port)
-                max_batch: 16
-            """
-        let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "paced.yaml")
-        var settings = try #require(configuration.sources[0].settings as? MQTTSourceConfiguration)
-        settings.commitIntervalMilliseconds = 600_000
-        let source = try settings.makeSource(name: "paced")
-        let ingest = RecordingIngest()
-        let metrics = TestMetrics()
-        let context = SourceContext(ingest: ingest, logger: Logger(label: "paced") { _ in SwiftLogNoOpLogHandler() },
-                                    metrics: SourceMetrics(adapter: "paced", factory: metrics),
-                                    shutdown: ShutdownSignal(), clock: SystemClock(),
-                                    reconnect: Backoff(baseSeconds: 0.05, capSeconds: 0.2))
-        let running = Task { try await source.run(context: context) }
-        defer { running.cancel() }
-        try await eventually("the source to connect") { context.health.snapshot.connected }
-        let received = { (try? metrics.expectCounter("herald_source_received_total", [("adapter", "paced")]).totalValue) ?? 0 }
+        let source = try RunningSource(yaml: RunningSource.yaml("paced", broker: broker, extra: "    max_batch: 16"),
+                                       adjust: { $0.commitIntervalMilliseconds = 600_000 })
+        defer { source.task.cancel() }
+        let ingest = source.ingest
+        try await eventually("the source to connect") { source.context.health.snapshot.connected }
+        let received = { source.received }
 
         let publisher = try await TestMQTTClient(port: broker.port)
         ingest.holdNextCommit()

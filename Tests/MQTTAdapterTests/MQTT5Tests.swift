@@ -8,36 +8,6 @@ import Mosquitto
 import MQTTAdapter
 import Testing
 
-/// A source from YAML, running against a real broker with a recording ingest.
-struct RunningSource {
-    let ingest = RecordingIngest()
-    let context: SourceContext
-    let task: Task<Void, any Error>
-
-    init(yaml: String) throws {
-        let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "test.yaml")
-        let source = try configuration.sources[0].settings.makeSource(name: configuration.sources[0].name)
-        let context = SourceContext(ingest: ingest, logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() },
-                                    metrics: SourceMetrics(adapter: "test", factory: TestMetrics()), shutdown: ShutdownSignal(),
-                                    clock: SystemClock())
-        self.context = context
-        task = Task { try await source.run(context: context) }
-    }
-
-    /// Message ids of the events committed so far.
-    var messageIDs: [String] {
-        ingest.records.compactMap { record in
-            guard case .event(.messageReceived(let message)) = record.outcome else { return nil }
-            return message.id.rawValue
-        }
-    }
-
-    func stop() async {
-        context.shutdown.trigger()
-        _ = await task.result
-    }
-}
-
 /// MQTT 5 on the source and the sink, against a real mosquitto.
 @Suite("MQTT 5")
 struct MQTT5Tests {

@@ -1,7 +1,6 @@
 import HeraldCore
 import HeraldPluginAPI
 import HeraldTestKit
-import Logging
 import MQTTAdapter
 import Testing
 
@@ -11,26 +10,13 @@ import Testing
 struct ReadAheadAcknowledgementTests {
     @Test func aPubackWaitsForTheCommitStillRunningAndAFailedCommitIsRedelivered() async throws {
         let broker = try await MosquittoBroker()
-        let yaml = """
-            sources:
-              - name: held
-                type: mqtt
-                url: \(broker.url)
-                client_id: held-\(broker.port)
-                max_batch: 1
-            """
-        let configuration = try ConfigurationLoader(registry: NormaliserTests.registry, environment: [:]).load(text: yaml, file: "held.yaml")
-        let source = try configuration.sources[0].settings.makeSource(name: "held")
-        let ingest = RecordingIngest()
-        ingest.holdNextCommit()
-        ingest.failNextCommits(1)
-        let context = SourceContext(ingest: ingest, logger: Logger(label: "held") { _ in SwiftLogNoOpLogHandler() },
-                                    metrics: SourceMetrics(adapter: "held", factory: NOOPMetricsHandler.instance),
-                                    shutdown: ShutdownSignal(), clock: SystemClock(),
-                                    reconnect: Backoff(baseSeconds: 0.05, capSeconds: 0.2))
-        let running = Task { try await source.run(context: context) }
-        defer { running.cancel() }
-        try await eventually("the source to connect") { context.health.snapshot.connected }
+        let source = try RunningSource(yaml: RunningSource.yaml("held", broker: broker, extra: "    max_batch: 1"), prepare: { ingest in
+                ingest.holdNextCommit()
+                ingest.failNextCommits(1)
+            })
+        defer { source.task.cancel() }
+        let ingest = source.ingest
+        try await eventually("the source to connect") { source.context.health.snapshot.connected }
 
         // One message, one burst: after it the loop finds nothing more to read, which is exactly when
         // it would write PUBACKs if it did not wait for the commit.
