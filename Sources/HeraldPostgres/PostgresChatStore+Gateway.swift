@@ -18,10 +18,18 @@ extension PostgresChatStore: GatewayStore {
         }
     }
 
-    /// Milliseconds since the oldest undelivered output was queued.
+    /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty: the
+    /// oldest of each sink's first entry. The sinks are found by stepping through the outbox's key, (sink,
+    /// seq), one sink at a time, so a metrics scrape reads a few index entries per sink, not the outbox.
     public func oldestOutputAge(now: Timestamp) throws -> Int64? {
         try read { session in
-            try session.query("SELECT min(created_at) FROM outbox").map { try $0.decode(Int64?.self) }.first.flatMap { $0 }
+            try session.query("""
+                WITH RECURSIVE sinks(sink) AS (
+                    SELECT min(sink) FROM outbox
+                    UNION ALL SELECT (SELECT min(sink) FROM outbox WHERE sink > sinks.sink) FROM sinks WHERE sinks.sink IS NOT NULL)
+                SELECT min((SELECT created_at FROM outbox WHERE outbox.sink = sinks.sink ORDER BY seq LIMIT 1))
+                FROM sinks WHERE sink IS NOT NULL
+                """).map { try $0.decode(Int64?.self) }.first.flatMap { $0 }
                 .map { now.milliseconds - $0 }
         }
     }

@@ -122,10 +122,11 @@ extension SQLiteChatStore {
 }
 
 extension SQLiteChatStore {
-    /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty.
+    /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty: the
+    /// first entry in sequence order, one step into the rowid (a metrics scrape reads it).
     public func oldestOutputAge(now: Timestamp) throws -> Int64? {
         try pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT min(created_at) FROM outbox").map { now.milliseconds - $0 }
+            try Int64.fetchOne(db, sql: "SELECT created_at FROM outbox ORDER BY seq LIMIT 1").map { now.milliseconds - $0 }
         }
     }
 
