@@ -43,6 +43,7 @@ struct OutboxPositionTests {
         let lastDelivered = try #require(firstRound.last)
         try await offCooperativePool { try send(11...20) }
         try await eventually("the next ten to be delivered") { sink.delivered.count == 20 }
+        try await eventually("the dispatcher to purge them") { try store.outboxDepth()["push"] == nil }
 
         // The reads never go back: none starts from the beginning again once entries were delivered.
         let reads = store.reads(sink: "push")
