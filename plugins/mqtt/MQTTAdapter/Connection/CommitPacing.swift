@@ -1,3 +1,5 @@
+import HeraldPluginAPI
+
 /// When a small burst waits before it commits.
 ///
 /// Every commit costs a fixed amount on top of its messages: a transaction, the pages it touches written
@@ -38,8 +40,6 @@ extension Duration {
     /// Whole milliseconds, rounded up, at most a minute: a `poll` timeout that does not wake early.
     var pollMilliseconds: Int32 {
         guard self > .zero else { return 0 }
-        let (seconds, attoseconds) = components
-        let milliseconds = seconds * 1000 + (attoseconds + 999_999_999_999_999) / 1_000_000_000_000_000
-        return Int32(min(milliseconds, 60_000))
+        return Int32(min((nanoseconds + 999_999) / 1_000_000, 60_000))
     }
 }
