@@ -13,26 +13,26 @@ struct CommitPacingTests {
 
     @Test("a burst after a lone message, and any burst with pacing off, commits at once")
     func noWaitWithoutASteadyLoad() {
-        var pacing = CommitPacing(interval: interval)
-        #expect(pacing.delay(gathered: 3, handover: 1000, now: start) == .zero)
+        var pacing = CommitPacing(interval: interval, handover: 1000)
+        #expect(pacing.delay(gathered: 3, now: start) == .zero)
         pacing.started(burst: 1, at: start)
-        #expect(pacing.delay(gathered: 1, handover: 1000, now: start + .milliseconds(1)) == .zero)
+        #expect(pacing.delay(gathered: 1, now: start + .milliseconds(1)) == .zero)
 
-        var off = CommitPacing(interval: .zero)
+        var off = CommitPacing(interval: .zero, handover: 1000)
         off.started(burst: 50, at: start)
-        #expect(off.delay(gathered: 1, handover: 1000, now: start + .milliseconds(1)) == .zero)
+        #expect(off.delay(gathered: 1, now: start + .milliseconds(1)) == .zero)
     }
 
     @Test("after a burst of several, a small burst waits until the interval has passed since that commit began")
     func aSmallBurstWaitsUnderLoad() {
-        var pacing = CommitPacing(interval: interval)
+        var pacing = CommitPacing(interval: interval, handover: 1000)
         pacing.started(burst: 4, at: start)
-        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(1)) == .milliseconds(4))
-        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(5)) == .zero)
-        #expect(pacing.delay(gathered: 2, handover: 1000, now: start + .milliseconds(9)) == .zero)
+        #expect(pacing.delay(gathered: 2, now: start + .milliseconds(1)) == .milliseconds(4))
+        #expect(pacing.delay(gathered: 2, now: start + .milliseconds(5)) == .zero)
+        #expect(pacing.delay(gathered: 2, now: start + .milliseconds(9)) == .zero)
         // Nothing gathered: nothing to wait for. A burst that reached the handover size goes now.
-        #expect(pacing.delay(gathered: 0, handover: 1000, now: start + .milliseconds(1)) == .zero)
-        #expect(pacing.delay(gathered: 1000, handover: 1000, now: start + .milliseconds(1)) == .zero)
+        #expect(pacing.delay(gathered: 0, now: start + .milliseconds(1)) == .zero)
+        #expect(pacing.delay(gathered: 1000, now: start + .milliseconds(1)) == .zero)
     }
 
     @Test("a poll timeout rounds up to whole milliseconds")

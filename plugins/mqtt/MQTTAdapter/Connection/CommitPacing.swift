@@ -13,18 +13,20 @@ import HeraldPluginAPI
 struct CommitPacing: Sendable {
     /// The shortest time between the starts of two commits while messages keep coming; zero turns pacing off.
     let interval: Duration
+    /// Bursts of this many messages or more never wait.
+    let handover: Int
     /// A burst of at least this many messages means messages keep coming.
     static let steadyBurst = 2
     private var lastStart: ContinuousClock.Instant?
     private var lastBurst = 0
 
-    init(interval: Duration) {
+    init(interval: Duration, handover: Int) {
         self.interval = interval
+        self.handover = handover
     }
 
-    /// How long a burst of `gathered` messages waits before it commits; zero commits now. Bursts of
-    /// `handover` messages or more never wait.
-    func delay(gathered: Int, handover: Int, now: ContinuousClock.Instant) -> Duration {
+    /// How long a burst of `gathered` messages waits before it commits; zero commits now.
+    func delay(gathered: Int, now: ContinuousClock.Instant) -> Duration {
         guard interval > .zero, gathered > 0, gathered < handover, lastBurst >= Self.steadyBurst, let lastStart else { return .zero }
         return max(.zero, lastStart + interval - now)
     }

@@ -148,12 +148,12 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         defer { try? committer.wait() }
         var unacknowledgedBursts = 0
         var moreWaiting = false
-        var pacing = CommitPacing(interval: commitInterval)
+        var pacing = CommitPacing(interval: commitInterval, handover: handoverWhenIdle)
         gathered = 0
         while !shutdown.isTriggered {
             if let refusal { throw LoopError.refused(refusal) }
             // A small burst under a steady load waits out the commit interval, gathering what arrives.
-            let pause = committer.isRunning ? .zero : pacing.delay(gathered: gathered, handover: handoverWhenIdle, now: .now)
+            let pause = committer.isRunning ? .zero : pacing.delay(gathered: gathered, now: .now)
             // While a commit runs, gather what arrives (its end wakes the poll); queued PUBACKs wait.
             let timeout = moreWaiting ? 0 : pause > .zero ? min(pause.pollMilliseconds, 100) : 100
             let readable = client.waitForActivity(timeoutMilliseconds: timeout, writes: !committer.isPending && pause == .zero)
@@ -161,7 +161,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 moreWaiting = try readBurst(client, committer: committer)
             }
             if committer.isRunning && gathered < maxBurst { continue }
-            if pacing.delay(gathered: gathered, handover: handoverWhenIdle, now: .now) > .zero { continue }
+            if pacing.delay(gathered: gathered, now: .now) > .zero { continue }
             try committer.wait()
             let burst = gathered
             if let commit = hooks.takeBurst() {
