@@ -196,7 +196,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldPostgres", "HeraldTestKit",
                 .product(name: "PropertyBased", package: "swift-property-based"),
-                .product(name: "GRDB", package: "GRDB.swift"),
+                .product(name: "GRDB", package: "GRDB.swift"), .product(name: "MetricsTestKit", package: "swift-metrics"),
             ],
             swiftSettings: strict
         ),

@@ -34,7 +34,7 @@ public final class PostgresChatStore: ChatStore {
 
     /// Statements the last write transaction sent, from BEGIN to COMMIT: a batch costs the same number
     /// whatever its size.
-    public var statementsInLastWrite: Int { lastWrite.load(ordering: .relaxed) }
+    public var statementsInLastWrite: Int? { lastWrite.load(ordering: .relaxed) }
 
     /// Runs `body` in one transaction on the writer connection.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {

@@ -4,6 +4,7 @@ import HeraldPluginAPI
 @testable import HeraldPostgres
 import HeraldTestKit
 import Logging
+import MetricsTestKit
 import Testing
 
 @Suite("PostgreSQL store: statements, settings and failures")
@@ -11,7 +12,8 @@ struct PostgresStoreTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     @Test func aBatchOfOneAndABatchOfFiveThousandSendTheSameNumberOfStatements() async throws {
-        let harness = try await RouterHarness(.postgres)
+        let metrics = TestMetrics()
+        let harness = try await RouterHarness(.postgres, metrics: metrics)
         let store = try #require(harness.store as? PostgresChatStore)
         @Sendable func mixedBatch(_ count: Int, prefix: String) -> [ChatEvent] {
             (0..<count).map { index in
@@ -23,17 +25,20 @@ struct PostgresStoreTests {
             }
         }
         // A first batch creates the chats; the measured ones then touch the same kinds of rows.
-        let (small, large) = try await harness.offPool {
+        try await harness.offPool {
             _ = try harness.router.commit(mixedBatch(10, prefix: "warm").map(harness.record))
             _ = try harness.router.commit(mixedBatch(5, prefix: "one").map(harness.record))
-            let small = store.statementsInLastWrite
             _ = try harness.router.commit(mixedBatch(5_000, prefix: "many").map(harness.record))
-            return (small, store.statementsInLastWrite)
         }
+        // What an operator sees: the router records each commit's statements.
+        let perCommit = try metrics.expectRecorder("herald_store_statements_per_commit").values
+        #expect(perCommit.count == 3)
+        let (small, large) = (perCommit.dropFirst().first ?? 0, perCommit.last ?? 0)
         // BEGIN, the slice, the unread counters, the stored ranges (when a recount needs them),
         // herald_write_batch, COMMIT.
         #expect((5...6).contains(small), "statements for 5 events: \(small)")
         #expect(large == small, "statements for 5 events: \(small), for 5,000: \(large)")
+        #expect(store.statementsInLastWrite == Int(large))
         #expect(try store.statistics().messages == 8 + 4 + 4_000)
     }
 

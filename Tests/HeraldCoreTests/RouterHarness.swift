@@ -44,12 +44,13 @@ struct RouterHarness: Sendable {
     let router: EventRouter
     let clock = ManualClock()
 
-    init(_ backend: StoreBackend = .sqlite, policy: RouterPolicy = RouterPolicy()) async throws {
+    init(_ backend: StoreBackend = .sqlite, policy: RouterPolicy = RouterPolicy(),
+         metrics: any MetricsFactory = NOOPMetricsHandler.instance) async throws {
         directory = try TemporaryDirectory()
         store = try await backend.makeStore(in: directory)
         router = EventRouter(store: store, policy: policy,
                              routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]), clock: clock,
-                             metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                             metrics: RouterMetrics(factory: metrics), signal: OutboxSignal(),
                              logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
     }
 

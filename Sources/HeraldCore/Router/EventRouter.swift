@@ -64,8 +64,14 @@ public final class EventRouter: IngestHandle {
         commitHealth.recordSuccess()
         let report = batch.report
         let now = clock.now()
-        metrics.recordCommit(records, report: report, deadLetters: batch.deadLetters, duration: ContinuousClock.now - started,
-                             committedAt: now)
+        let duration = ContinuousClock.now - started
+        let statements = store.statementsInLastWrite
+        metrics.recordCommit(records, report: report, deadLetters: batch.deadLetters, duration: duration, committedAt: now)
+        if let statements { metrics.statementsPerCommit.record(statements) }
+        logger.debug("Committed a batch.", metadata: [
+            "records": "\(records.count)", "outputs": "\(report.outputs)", "attempts": "\(attempt)",
+            "duration_ms": "\(Double(duration.nanoseconds) / 1_000_000)", "statements": "\(statements.map(String.init) ?? "in process")",
+        ])
         metrics.badgesSuperseded.increment(by: batch.badgesSuperseded)
         totals.add(report)
         if !batch.tapped.isEmpty, let tap {

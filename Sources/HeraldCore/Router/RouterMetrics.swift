@@ -19,6 +19,9 @@ public final class RouterMetrics: Sendable {
     public let outputsQueued: Counter
     /// Failed commits (nothing of the batch was stored).
     public let commitFailures: Counter
+    /// Statements per commit sent to a database server (PostgreSQL): a small constant, whatever the
+    /// batch's size.
+    public let statementsPerCommit: Recorder
     /// Badge outputs not queued because a later badge of the same user in the same commit replaced them.
     public let badgesSuperseded: Counter
 
@@ -31,6 +34,7 @@ public final class RouterMetrics: Sendable {
         outputsQueued = Counter(label: "herald_outputs_queued_total", factory: factory)
         commitFailures = Counter(label: "herald_commit_failures_total", factory: factory)
         badgesSuperseded = Counter(label: "herald_badges_superseded_total", factory: factory)
+        statementsPerCommit = Recorder(label: "herald_store_statements_per_commit", factory: factory)
     }
 
     struct AdapterCounters: Sendable {

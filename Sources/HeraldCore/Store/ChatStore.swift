@@ -70,6 +70,11 @@ public protocol ChatStore: Sendable {
     func releaseLease(_ name: String, holder: String) throws
     /// Every lease that has not expired, for status pages.
     func activeLeases() throws -> [LeaseRecord]
+
+    /// Statements the last write transaction sent to a database server, from its start to its commit,
+    /// or `nil` for a store inside the process (SQLite), where a statement is no round trip. The router
+    /// records it per commit (`herald_store_statements_per_commit`): it must not grow with the batch.
+    var statementsInLastWrite: Int? { get }
 }
 
 /// One lease as stored.
@@ -96,6 +101,8 @@ extension ChatStore {
     public func releaseLease(_ name: String, holder: String) throws {}
     /// No shared leases.
     public func activeLeases() throws -> [LeaseRecord] { [] }
+    /// No database server to count round trips to.
+    public var statementsInLastWrite: Int? { nil }
 }
 
 /// One write transaction, set-based: the router loads the state slice a batch touches in three calls,
