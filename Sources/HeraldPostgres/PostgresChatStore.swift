@@ -22,8 +22,8 @@ public final class PostgresChatStore: ChatStore {
         self.settings = settings
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
-        writer = PostgresLink(settings: settings, logger: quiet)
-        reader = PostgresLink(settings: settings, logger: quiet)
+        writer = PostgresLink(settings: settings, role: "writer", logger: quiet)
+        reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
         try writer.withConnection { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
     }
 

@@ -14,13 +14,17 @@ import PostgresNIO
 /// `@unchecked Sendable`: `connection` is read and written only while `lock` is held.
 final class PostgresLink: @unchecked Sendable {
     private let settings: PostgresStoreSettings
+    private let role: String
     private let logger: Logger
     private let group: any EventLoopGroup
     private let lock = NSLock()
     private var connection: PostgresConnection?
 
-    init(settings: PostgresStoreSettings, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// A link for `role` (`writer`, `reader`), which the server's activity views show after the
+    /// application name.
+    init(settings: PostgresStoreSettings, role: String, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.settings = settings
+        self.role = role
         self.logger = logger
         self.group = group
     }
@@ -48,7 +52,7 @@ final class PostgresLink: @unchecked Sendable {
 
     private func open() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
-        let configuration = try Self.configuration(settings)
+        let configuration = try Self.configuration(settings, role: role)
         do {
             let opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
             connection = opened
@@ -58,12 +62,14 @@ final class PostgresLink: @unchecked Sendable {
         }
     }
 
-    /// How to connect to the server the settings name (TLS as configured, a 10 s connect timeout).
-    static func configuration(_ settings: PostgresStoreSettings) throws -> PostgresConnection.Configuration {
+    /// How to connect to the server the settings name (TLS as configured, a 10 s connect timeout), as
+    /// `APPLICATION/ROLE` in the server's activity views.
+    static func configuration(_ settings: PostgresStoreSettings, role: String) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
             database: settings.database, tls: try tls(settings))
         configuration.options.connectTimeout = .seconds(10)
+        configuration.options.additionalStartupParameters = [("application_name", "\(settings.applicationName)/\(role)")]
         return configuration
     }
 

@@ -32,7 +32,7 @@ public struct PostgresOutboxListener: Service {
             while !Task.isCancelled {
                 do {
                     let connection = try await PostgresConnection.connect(
-                        on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try PostgresLink.configuration(settings), id: 2,
+                        on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try PostgresLink.configuration(settings, role: "listener"), id: 2,
                         logger: quiet).get()
                     backoff.reset()
                     do {

@@ -57,6 +57,31 @@ struct PostgresStoreTests {
         #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "mysql://herald@db/chats") }
     }
 
+    /// A DBA tells Herald's connections apart in `pg_stat_activity`: what each one does, under the name
+    /// the URL gives (or `herald`).
+    @Test func connectionsShowTheirApplicationAndRoleToTheServer() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        let settings = try PostgresStoreSettings(url: url + "?application_name=bridge-eu")
+        #expect(settings.description.hasSuffix("&application_name=bridge-eu"))
+        #expect(try PostgresStoreSettings(url: url).applicationName == "herald")
+        let store = try await offCooperativePool { try PostgresChatStore(settings: settings, logger: Self.logger) }
+        _ = try await offCooperativePool { try store.badge(for: UserID("alice")) }
+        let listener = Task { try await PostgresOutboxListener(settings: settings, signal: OutboxSignal(), logger: Self.logger).run() }
+        defer { listener.cancel() }
+        let query = "SELECT string_agg(application_name, ',' ORDER BY application_name) FROM pg_stat_activity WHERE datname = '\(database)'"
+        try await eventually("the listener to connect", timeout: .seconds(20)) {
+            try cluster.psql(database: database, query).contains("bridge-eu/listener")
+        }
+        let names = try cluster.psql(database: database, query).trimmingCharacters(in: .whitespacesAndNewlines)
+        #expect(names.split(separator: ",").filter { $0.hasPrefix("bridge-eu/") } == ["bridge-eu/listener", "bridge-eu/reader", "bridge-eu/writer"])
+        for wrong in ["", String(repeating: "x", count: 49), "caf\u{e9}"] {
+            let error = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: url + "?application_name=\(wrong)") }
+            #expect(error?.description.contains("application_name must be") == true)
+        }
+    }
+
     @Test func anUnreachableServerIsOneClearLine() throws {
         let port = try Loopback.freePort()
         let settings = try PostgresStoreSettings(url: "postgres://herald@127.0.0.1:\(port)/chats", password: Secret("s3cret"))

@@ -33,11 +33,15 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public var rootCertificatePath: String?
     /// The password, if any.
     public var password: Secret?
+    /// What the server's activity views show for Herald's connections (`pg_stat_activity.application_name`),
+    /// each with its role after a slash: `herald/writer`, `herald/reader`, `herald/listener`.
+    public var applicationName: String
 
     /// The URL without any password: what logs, `herald check` and errors show.
     public var description: String {
         var text = "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
         if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
+        if applicationName != Self.defaultApplicationName { text += "&application_name=\(applicationName)" }
         return text
     }
 
@@ -68,8 +72,13 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
             tls = Self.isLoopback(host) ? .disable : .verifyFull
         }
         rootCertificatePath = query["sslrootcert"]
-        for name in query.keys where !["sslmode", "sslrootcert"].contains(name) {
-            throw PostgresSettingsError("store.url: unknown parameter \(name) (known: sslmode, sslrootcert)")
+        applicationName = query["application_name"] ?? Self.defaultApplicationName
+        // The server keeps 63 bytes of it; the role suffix needs room.
+        guard !applicationName.isEmpty, applicationName.utf8.count <= 48, applicationName.utf8.allSatisfy({ (0x20..<0x7f).contains($0) }) else {
+            throw PostgresSettingsError("store.url: application_name must be 1 to 48 printable ASCII characters, got \(applicationName)")
+        }
+        for name in query.keys where !Self.urlParameters.contains(name) {
+            throw PostgresSettingsError("store.url: unknown parameter \(name) (known: \(Self.urlParameters.joined(separator: ", ")))")
         }
     }
 
@@ -97,4 +106,10 @@ extension PostgresStoreSettings {
     /// The environment variable the password is read from unless `store.password_env` names another
     /// (libpq's own).
     public static let defaultPasswordEnvironment = "PGPASSWORD"
+
+    /// The application name unless the URL's `application_name` sets another.
+    public static let defaultApplicationName = "herald"
+
+    /// The URL parameters Herald reads (libpq's names).
+    static let urlParameters = ["sslmode", "sslrootcert", "application_name"]
 }
