@@ -53,6 +53,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
         try await subscriber.close()
     }
     let cpu = ProcessStats(pid: herald.child.pid).cpuSeconds - cpuBefore
+    let commits = CommitFigures(adminPort: configuration.adminPort)
     try await eventually("baseline subscriber received all", timeout: .seconds(60)) { baselineSamples.count >= total }
     try await baseline.close()
     herald.child.signal(SIGTERM)
@@ -70,7 +71,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     return LatencyResult(commit: commit, warmUpCommit: warmUpCommit,
                          notification: deliver ? notifications.histogram(from: measuredFrom) : nil,
                          broker: baselineSamples.histogram(from: measuredFrom),
-                         cpuPerThousand: cpu / Double(workload.messages) * 1000)
+                         cpuPerThousand: cpu / Double(workload.messages) * 1000, commits: commits)
 }
 
 /// The latency phase's figures: the histograms, and Herald's CPU while it took the measured load in
@@ -85,6 +86,8 @@ struct LatencyResult {
     /// Publish→plain subscriber in microseconds.
     var broker: Histogram<UInt64>
     var cpuPerThousand: Double
+    /// Herald's commits over the phase, warm-up included.
+    var commits: CommitFigures?
 }
 
 /// Publish stamps and latencies (µs) from a subscriber's network thread.
@@ -130,5 +133,6 @@ func latencyReport(_ latency: LatencyResult, rate: Double, messages: Int) -> Str
     }
     lines.append("  baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))")
     lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages")
+    if let commits = latency.commits { lines.append("  Herald's commits, warm-up included: \(commits.summary)") }
     return lines.joined(separator: "\n")
 }

@@ -21,6 +21,8 @@ struct PhaseResult {
     var liveCPU: LiveCPU?
     /// The PostgreSQL server's CPU seconds per 1000 messages, when the phase stored into PostgreSQL.
     var databaseCPUPerThousand: Double?
+    /// Herald's commits in the phase, from its metrics.
+    var commits: CommitFigures?
 }
 
 /// `mosquitto_sub -C N` at QoS 1: the C client's drain rate, live (subscribed while the publisher
@@ -97,12 +99,13 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
     let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
     try await publisher?.value
+    let commits = CommitFigures(adminPort: configuration.adminPort)
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
                        peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, liveCPU: liveCPU,
-                       databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 })
+                       databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 }, commits: commits)
 }
 
 /// The store a phase's Herald writes to, opened for reading its figures: PostgreSQL when the
