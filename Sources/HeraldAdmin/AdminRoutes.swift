@@ -89,7 +89,10 @@ struct AdminRoutes: Sendable {
     private func status() throws -> Response {
         let rates = state.ratePerSecond()
         let totals = parts.totals.snapshot()
-        let statistics = try parts.store.statistics()
+        // Not `statistics()`: on PostgreSQL that counts every message, and a status call must stay cheap.
+        let messages = try parts.store.messageCount()
+        let outboxDepth = try parts.store.outboxDepth().values.reduce(0, +)
+        let deadLetters = try parts.store.openDeadLetterCount()
         let since = parts.clock.now().adding(milliseconds: -60_000)
         let top = try parts.store.busiestChats(since: since, limit: 5).map { ["chat": $0.chat.rawValue, "messages": $0.count] as [String: Any] }
         let sources = try parts.sourceHealth.map { name, health -> [String: Any] in
@@ -107,7 +110,7 @@ struct AdminRoutes: Sendable {
             "version": HeraldVersion.current, "instance": parts.identity.id, "sources": sources, "leases": leases,
             "totals": ["applied": totals.applied, "duplicates": totals.duplicates, "dead_lettered": totals.deadLettered, "outputs": totals.outputs],
             "rates_per_s": ["applied": rates.applied, "dead_lettered": rates.deadLettered],
-            "outbox_depth": statistics.outbox, "dead_letters": statistics.deadLetters, "messages": statistics.messages,
+            "outbox_depth": outboxDepth, "dead_letters": deadLetters, "messages": messages.value, "messages_estimated": messages.estimated,
             "top_chats_last_minute": top, "tail_clients": parts.tap.subscriberCount,
         ])
     }

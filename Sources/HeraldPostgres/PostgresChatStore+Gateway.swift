@@ -47,6 +47,24 @@ extension PostgresChatStore: GatewayStore {
         }
     }
 
+    /// Counted while the server's statistics put the table below `exactBelow` rows; above, the
+    /// statistics' live-row figure (kept current as rows are written, without reading the table): a
+    /// count reads every row, seconds on a table of a hundred million.
+    public func messageCount(exactBelow: Int) throws -> MessageCount {
+        try read { session in
+            let live = try session.query("SELECT coalesce((SELECT n_live_tup FROM pg_stat_user_tables WHERE relid = 'messages'::regclass), 0)")
+                .map { try $0.decode(Int.self) }.first ?? 0
+            guard live >= exactBelow else {
+                let counted = try session.query("SELECT count(*) FROM messages").map { try $0.decode(Int.self) }.first ?? 0
+                return MessageCount(value: counted, estimated: false)
+            }
+            return MessageCount(value: live, estimated: true)
+        }
+    }
+
+    /// Counted up to about a million messages, estimated above (see ``messageCount(exactBelow:)``).
+    public func messageCount() throws -> MessageCount { try messageCount(exactBelow: 1_000_000) }
+
     /// Every committed checkpoint of a source.
     public func checkpoints(source: String) throws -> [String: String] {
         try read { session in

@@ -41,7 +41,8 @@ struct StatusCommand: AsyncParsableCommand {
         print("\nLast minute  \(String(format: "%.1f", rates["applied"] as? Double ?? 0)) events/s applied, "
               + "\(String(format: "%.2f", rates["dead_lettered"] as? Double ?? 0)) dead-lettered/s")
         print("Since start  \(totals["applied"] ?? 0) applied, \(totals["duplicates"] ?? 0) duplicates, \(totals["dead_lettered"] ?? 0) dead-lettered, \(totals["outputs"] ?? 0) outputs")
-        print("Store        \(status["messages"] ?? 0) messages, outbox \(status["outbox_depth"] ?? 0), dead letters \(status["dead_letters"] ?? 0)")
+        let about = status["messages_estimated"] as? Bool == true ? "about " : ""
+        print("Store        \(about)\(status["messages"] ?? 0) messages, outbox \(status["outbox_depth"] ?? 0), dead letters \(status["dead_letters"] ?? 0)")
         let leases = status["leases"] as? [[String: Any]] ?? []
         if !leases.isEmpty {
             print("\nLeases (instances sharing the store)")

@@ -82,6 +82,23 @@ struct PostgresStoreTests {
         }
     }
 
+    /// A status page must not read every message of a large store: past a size, the count is the
+    /// server's own live-row figure, and says so.
+    @Test func largeStoresReportTheServersEstimateOfTheirMessages() async throws {
+        let harness = try await RouterHarness(.postgres)
+        let store = try #require(harness.store as? PostgresChatStore)
+        try await harness.offPool {
+            _ = try harness.router.commit((0..<30).map { index in
+                harness.record(message(ChatID("c\(index % 3)"), MessageID("m\(index)"), from: "alice", to: ["bob"], at: Int64(1000 + index)))
+            })
+        }
+        #expect(try store.messageCount() == MessageCount(value: 30, estimated: false))
+        // The server publishes its statistics shortly after a commit; the estimate follows them.
+        try await eventually("the server's statistics to count the messages", timeout: .seconds(30)) {
+            try store.messageCount(exactBelow: 1) == MessageCount(value: 30, estimated: true)
+        }
+    }
+
     @Test func anUnreachableServerIsOneClearLine() throws {
         let port = try Loopback.freePort()
         let settings = try PostgresStoreSettings(url: "postgres://herald@127.0.0.1:\(port)/chats", password: Secret("s3cret"))
