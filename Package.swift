@@ -197,6 +197,7 @@ let package = Package(
                 "HeraldCore", "HeraldPostgres", "HeraldTestKit",
                 .product(name: "PropertyBased", package: "swift-property-based"),
                 .product(name: "GRDB", package: "GRDB.swift"), .product(name: "MetricsTestKit", package: "swift-metrics"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: strict
         ),

@@ -24,7 +24,7 @@ public final class PostgresChatStore: ChatStore {
         quiet.logLevel = max(logger.logLevel, .warning)
         writer = PostgresLink(settings: settings, role: "writer", logger: quiet)
         reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
-        try writer.withConnection { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
+        try writer.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
     }
 
     deinit {
@@ -53,9 +53,12 @@ public final class PostgresChatStore: ChatStore {
         }
     }
 
-    /// Runs `body` on the reader connection.
+    /// Runs `body` on the reader connection; `unlimited` lifts the statement timeout (a full count for
+    /// `herald store copy`).
     @discardableResult
-    func read<T>(_ body: (PostgresSession) throws -> T) throws -> T { try reader.withConnection(body) }
+    func read<T>(unlimited: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
+        try reader.withConnection(unlimited: unlimited, body)
+    }
 
     /// A user's badge from committed data.
     public func badge(for user: UserID) throws -> BadgeUpdate {

@@ -6,6 +6,7 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import Synchronization
 
 /// One PostgreSQL connection used by one caller at a time, opened on first use and opened again after
 /// it broke. Callers block on NIO futures: the store's interface is synchronous (the router commits
@@ -29,11 +30,14 @@ final class PostgresLink: @unchecked Sendable {
         self.group = group
     }
 
-    /// Runs `body` with the connection held; a connection that broke meanwhile is replaced first.
-    func withConnection<T>(_ body: (PostgresSession) throws -> T) throws -> T {
+    /// Runs `body` with the connection held; a connection that broke meanwhile is replaced first. Each
+    /// statement is given the settings' statement timeout plus ``answerGrace(after:)`` to answer, after which
+    /// the connection is closed and the statement fails; `unlimited` lifts that (migrations).
+    func withConnection<T>(unlimited: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        let session = PostgresSession(connection: try open(), logger: logger)
+        let session = PostgresSession(connection: try open(), logger: logger,
+                                      answerTimeout: unlimited ? nil : settings.statementTimeout + Self.answerGrace(after: settings.statementTimeout))
         do {
             return try body(session)
         } catch {
@@ -62,6 +66,11 @@ final class PostgresLink: @unchecked Sendable {
         }
     }
 
+    /// How long past the statement timeout Herald waits for the server's own cancellation before it
+    /// gives up on a server that does not answer at all (a network partition, a hung host): as long
+    /// again, at most 5 s.
+    static func answerGrace(after timeout: Duration) -> Duration { min(timeout, .seconds(5)) }
+
     /// How to connect to the server the settings name (TLS as configured, a 10 s connect timeout), as
     /// `APPLICATION/ROLE` in the server's activity views.
     static func configuration(_ settings: PostgresStoreSettings, role: String) throws -> PostgresConnection.Configuration {
@@ -69,7 +78,13 @@ final class PostgresLink: @unchecked Sendable {
             host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
             database: settings.database, tls: try tls(settings))
         configuration.options.connectTimeout = .seconds(10)
-        configuration.options.additionalStartupParameters = [("application_name", "\(settings.applicationName)/\(role)")]
+        let timeout = "\(max(1, settings.statementTimeout.nanoseconds / 1_000_000))"
+        configuration.options.additionalStartupParameters = [
+            ("application_name", "\(settings.applicationName)/\(role)"),
+            // The server ends a runaway statement, and a transaction whose client went silent: its chat
+            // locks would otherwise hold every other instance's commits on those chats.
+            ("statement_timeout", timeout), ("idle_in_transaction_session_timeout", timeout),
+        ]
         return configuration
     }
 
@@ -96,11 +111,14 @@ final class PostgresLink: @unchecked Sendable {
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
+    /// How long a statement may go unanswered before the connection is closed under it (`nil`: no limit).
+    let answerTimeout: Duration?
     private let counter = StatementCounter()
 
-    init(connection: PostgresConnection, logger: Logger) {
+    init(connection: PostgresConnection, logger: Logger, answerTimeout: Duration? = nil) {
         self.connection = connection
         self.logger = logger
+        self.answerTimeout = answerTimeout
     }
 
     /// Statements sent through this session.
@@ -110,9 +128,19 @@ struct PostgresSession {
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         counter.count += 1
+        let answer = connection.query(query, logger: logger)
+        let gaveUp = Atomic(false)
+        let watchdog = answerTimeout.map { limit in
+            connection.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) { [connection] in
+                gaveUp.store(true, ordering: .relaxed)
+                connection.close().whenComplete { _ in }
+            }
+        }
+        defer { watchdog?.cancel() }
         do {
-            return try connection.query(query, logger: logger).wait()
+            return try answer.wait()
         } catch {
+            if gaveUp.load(ordering: .relaxed), let answerTimeout { throw PostgresStoreError.noAnswer(after: answerTimeout) }
             throw PostgresStoreError.statement(PostgresStoreError.describe(error))
         }
     }

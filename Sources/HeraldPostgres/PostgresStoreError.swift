@@ -9,6 +9,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     case schemaTooNew(found: Int, known: Int)
     /// A statement failed.
     case statement(String)
+    /// The server did not answer a statement in time; the connection was closed and is opened anew.
+    case noAnswer(after: Duration)
 
     /// One line: the problem and the fix.
     public var description: String {
@@ -18,6 +20,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         case .schemaTooNew(let found, let known):
             "the store's schema is version \(found), newer than this Herald knows (\(known)); run a Herald at least as new as the one that migrated it"
         case .statement(let detail): "PostgreSQL statement failed: \(detail)"
+        case .noAnswer(let limit):
+            "PostgreSQL did not answer within \(limit.components.seconds) s (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
         }
     }
 

@@ -119,18 +119,40 @@ public final class PostgresCluster: Sendable {
     /// CPU seconds the server has used: the postmaster with the backends it reaped, plus the live ones.
     public func cpuSeconds() -> Double {
         guard let postmaster = postmasterPID else { return 0 }
-        func times(_ pid: String) -> (parent: pid_t, own: Double, reaped: Double)? {
-            guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-                  let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 14 else { return nil }
-            let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-            let value = { (index: Int) in (Double(fields[index]) ?? 0) / ticks }
-            return (pid_t(fields[1]) ?? 0, value(11) + value(12), value(13) + value(14))
-        }
-        var total = times("\(postmaster)").map { $0.own + $0.reaped } ?? 0
-        for entry in (try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? [] where entry.allSatisfy(\.isNumber) {
-            if let child = times(entry), child.parent == postmaster { total += child.own }
-        }
+        var total = Self.times(of: postmaster).map { $0.own + $0.reaped } ?? 0
+        for child in children(of: postmaster) { total += Self.times(of: child)?.own ?? 0 }
         return total
+    }
+
+    /// Freezes the server (SIGSTOP to the postmaster and every backend): connections stay open and
+    /// nothing answers, as with a hung host or a network partition. ``thaw()`` lets it go on.
+    public func freeze() {
+        guard let postmaster = postmasterPID else { return }
+        kill(postmaster, SIGSTOP)
+        for child in children(of: postmaster) { kill(child, SIGSTOP) }
+    }
+
+    /// Lets a frozen server go on.
+    public func thaw() {
+        guard let postmaster = postmasterPID else { return }
+        for child in children(of: postmaster) { kill(child, SIGCONT) }
+        kill(postmaster, SIGCONT)
+    }
+
+    private func children(of parent: pid_t) -> [pid_t] {
+        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
+            guard entry.allSatisfy(\.isNumber), let pid = pid_t(entry), Self.times(of: pid)?.parent == parent else { return nil }
+            return pid
+        }
+    }
+
+    /// A process's parent and CPU seconds (its own, and those of the children it reaped), from /proc.
+    private static func times(of pid: pid_t) -> (parent: pid_t, own: Double, reaped: Double)? {
+        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
+              let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 14 else { return nil }
+        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
+        let value = { (index: Int) in (Double(fields[index]) ?? 0) / ticks }
+        return (pid_t(fields[1]) ?? 0, value(11) + value(12), value(13) + value(14))
     }
 
     /// The server's log.

@@ -50,6 +50,16 @@ struct ConfigurationTests {
         #expect(error?.message == "must be 1…4096")
     }
 
+    @Test func storeStatementTimeoutIsReadAndCheckedWithItsPosition() throws {
+        let url = "store:\n  url: postgres://herald@127.0.0.1/chats\n"
+        let configured = try Self.loader.load(text: url + "  statement_timeout_s: 4.5\n", file: "t.yaml")
+        #expect(try configured.store.postgresSettings(environment: [:])?.statementTimeout == .milliseconds(4_500))
+        let error = Self.error(url + "  statement_timeout_s: 0\n")
+        #expect(error?.keyPath == "store.statement_timeout_s")
+        #expect(error?.line == 3)
+        #expect(error?.message == "must be 1…3600 seconds")
+    }
+
     @Test func sinkSendWindowIsReadAndCheckedWithItsPosition() throws {
         func sink(_ extra: String) -> String {
             "store:\n  path: /tmp/x.sqlite\nsinks:\n  - name: push\n    type: mqtt\n    url: mqtt://h\n    client_id: p\n\(extra)"

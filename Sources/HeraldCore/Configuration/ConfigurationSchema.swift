@@ -15,6 +15,8 @@ public enum ConfigurationSchema {
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password"),
             AdapterOption("password_env", .string, default: PostgresStoreSettings.defaultPasswordEnvironment,
                           "Environment variable holding the PostgreSQL password when no password_file is set"),
+            AdapterOption("statement_timeout_s", .number, default: "\(Int(PostgresStoreSettings.defaultStatementTimeoutSeconds))",
+                          "PostgreSQL: seconds a statement may run, or a transaction sit idle, before it fails and its batch is retried (1–3600); a server that stops answering is given up on after this long"),
         ],
         "router": [
             AdapterOption("presence_ttl_s", .number, default: "300", "How long chat.opened lasts without renewal"),

@@ -83,6 +83,8 @@ public struct StoreSection: Decodable, Sendable {
     public var passwordFile: String?
     /// The environment variable holding the PostgreSQL password when no `password_file` is set.
     public var passwordEnvironment = PostgresStoreSettings.defaultPasswordEnvironment
+    /// Seconds a PostgreSQL statement may take, or a transaction may sit idle, before it fails.
+    public var statementTimeoutSeconds = PostgresStoreSettings.defaultStatementTimeoutSeconds
 
     /// The defaults: a SQLite store at `var/herald.sqlite`.
     public init() {}
@@ -97,6 +99,8 @@ public struct StoreSection: Decodable, Sendable {
         url = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "url"))
         passwordFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_file"))
         passwordEnvironment = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_env")) ?? passwordEnvironment
+        statementTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "statement_timeout_s"))
+            ?? statementTimeoutSeconds
     }
 
     /// Opens (creating if needed) the SQLite store at `path`, migrating it if it is older than this
@@ -122,11 +126,14 @@ public struct StoreSection: Decodable, Sendable {
         } else if let value = environment[passwordEnvironment] {
             password = Secret(value)
         }
+        var settings: PostgresStoreSettings
         do {
-            return try PostgresStoreSettings(url: url, password: password)
+            settings = try PostgresStoreSettings(url: url, password: password)
         } catch {
             throw ConfigurationError(error.description, keyPath: "url")
         }
+        settings.statementTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
+        return settings
     }
 
     /// One line for `herald check`: where the store is, without secrets.
@@ -138,6 +145,9 @@ public struct StoreSection: Decodable, Sendable {
     /// Checks the values decoding cannot.
     func validate() throws(ConfigurationError) {
         guard (1...4096).contains(cacheMiB) else { throw ConfigurationError("must be 1…4096", keyPath: "cache_mib") }
+        guard (1...3600).contains(statementTimeoutSeconds) else {
+            throw ConfigurationError("must be 1…3600 seconds", keyPath: "statement_timeout_s")
+        }
         if url != nil {
             // Offline: the URL's form and a readable password file; the server is reached by `herald run`.
             _ = try postgresSettings(environment: [:])

@@ -36,6 +36,10 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     /// What the server's activity views show for Herald's connections (`pg_stat_activity.application_name`),
     /// each with its role after a slash: `herald/writer`, `herald/reader`, `herald/listener`.
     public var applicationName: String
+    /// How long a statement may run, or a transaction sit idle, before it fails: the server cancels it
+    /// (`statement_timeout`, `idle_in_transaction_session_timeout`), and Herald closes a connection whose
+    /// server has not answered within this time plus a grace period.
+    public var statementTimeout: Duration = .seconds(Int64(defaultStatementTimeoutSeconds))
 
     /// The URL without any password: what logs, `herald check` and errors show.
     public var description: String {
@@ -106,6 +110,9 @@ extension PostgresStoreSettings {
     /// The environment variable the password is read from unless `store.password_env` names another
     /// (libpq's own).
     public static let defaultPasswordEnvironment = "PGPASSWORD"
+
+    /// `store.statement_timeout_s` unless the configuration sets another.
+    public static let defaultStatementTimeoutSeconds = 30.0
 
     /// The application name unless the URL's `application_name` sets another.
     public static let defaultApplicationName = "herald"

@@ -1,0 +1,66 @@
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+@testable import HeraldPostgres
+import HeraldTestKit
+import Logging
+import PostgresNIO
+import Testing
+
+/// A database that stops answering must fail a commit within the statement timeout, not hold the
+/// pipeline: on a server that hangs with its connections open, on a statement that runs too long,
+/// and on a transaction whose client went silent while it held chat locks.
+@Suite("PostgreSQL store: statement timeouts")
+struct PostgresTimeoutTests {
+    static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
+
+    /// A store on `cluster` whose statements may take one second.
+    static func store(on cluster: PostgresCluster) async throws -> PostgresChatStore {
+        var settings = try PostgresStoreSettings(url: cluster.createDatabase())
+        settings.statementTimeout = .seconds(1)
+        let configured = settings
+        return try await offCooperativePool { try PostgresChatStore(settings: configured, logger: Self.logger) }
+    }
+
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatStopsAnsweringFailsTheCommitAndIsReconnectedAfter() async throws {
+        // A cluster of its own: freezing the shared one would stall the tests beside this one.
+        let cluster = try await PostgresCluster()
+        let store = try await Self.store(on: cluster)
+        let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
+                                 clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                                 logger: Self.logger)
+        @Sendable func record(_ id: String) -> SourceRecord {
+            SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: Timestamp(milliseconds: 1_700_000_000_000)),
+                         outcome: .event(message("c1", MessageID(id), from: "alice", to: ["bob"], at: 1_000)), raw: [])
+        }
+        _ = try await offCooperativePool { try router.commit([record("m1")]) }
+
+        cluster.freeze()
+        defer { cluster.thaw() }
+        let failure = await #expect(throws: IngestError.self) { _ = try await offCooperativePool { try router.commit([record("m2")]) } }
+        #expect(failure?.description.contains("PostgreSQL did not answer within 2 s") == true, "\(String(describing: failure))")
+        cluster.thaw()
+
+        // The broker would deliver m2 again: it is stored once, on a new connection.
+        _ = try await offCooperativePool { try router.commit([record("m2")]) }
+        #expect(try store.statistics().messages == 2)
+        #expect(try store.badge(for: "bob").unread == 2)
+    }
+
+    @Test func theServerEndsAStatementThatRunsTooLongAndAnIdleTransaction() async throws {
+        let store = try await Self.store(on: try await PostgresCluster.shared())
+        let failure = #expect(throws: PostgresStoreError.self) { try store.read { session in try session.query("SELECT pg_sleep(3)") } }
+        #expect(failure?.description.contains("SQLSTATE 57014") == true, "\(String(describing: failure))")
+        let idle = try store.read { session in try session.query("SHOW idle_in_transaction_session_timeout").map { try $0.decode(String.self) } }
+        #expect(idle == ["1s"])
+    }
+
+    @Test func theTimeoutIsReadFromTheConfigurationAndChecked() throws {
+        var section = StoreSection()
+        section.url = "postgres://herald@127.0.0.1/chats"
+        #expect(try section.postgresSettings(environment: [:])?.statementTimeout == .seconds(30))
+        section.statementTimeoutSeconds = 2.5
+        #expect(try section.postgresSettings(environment: [:])?.statementTimeout == .milliseconds(2_500))
+    }
+}
