@@ -22,6 +22,7 @@ public final class PostgresCluster: Sendable {
     /// The shell line that starts the server with a watchdog (see ``init(durable:)``).
     private let script: String
     private let databases = Atomic<Int>(0)
+    private let icuLocaleSetting = Mutex<String?>(nil)
 
     /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
     public init(durable: Bool = false) async throws {
@@ -93,11 +94,22 @@ public final class PostgresCluster: Sendable {
 
     private static let sharedCluster = Mutex<Task<PostgresCluster, any Error>?>(nil)
 
-    /// Creates a new, empty database; returns its URL (`postgres://herald@127.0.0.1:PORT/NAME`).
+    /// Creates a new, empty database; returns its URL (`postgres://herald@127.0.0.1:PORT/NAME`). Its
+    /// default collation is the cluster's (C.UTF-8), or ICU's ``icuLocale`` when that is set.
     public func createDatabase() throws -> String {
         let name = "herald_\(getpid())_\(databases.add(1, ordering: .relaxed).newValue)"
-        try psql(database: "postgres", "CREATE DATABASE \(name)")
+        if let locale = icuLocale {
+            try psql(database: "postgres", "CREATE DATABASE \(name) TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '\(locale)' LOCALE 'C.UTF-8'")
+        } else {
+            try psql(database: "postgres", "CREATE DATABASE \(name)")
+        }
         return url(database: name)
+    }
+
+    /// An ICU locale (`en-US`) for the default collation of the databases ``createDatabase()`` makes.
+    public var icuLocale: String? {
+        get { icuLocaleSetting.withLock { $0 } }
+        set { icuLocaleSetting.withLock { $0 = newValue } }
     }
 
     /// The URL of a database on this cluster.

@@ -11,7 +11,7 @@ func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap 
 if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--batch N]
-                            [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres]
+                            [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres [--icu-locale L]]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
 
@@ -42,6 +42,8 @@ if arguments.contains("--help") {
           --store postgres     Herald's live, backlog and latency phases store into PostgreSQL (a cluster with
                                fsync on, started for the run) instead of SQLite; the live and backlog lines add
                                the server's CPU per 1000
+          --icu-locale L       with --store postgres: the databases' default collation is ICU's L (en-US, as on many
+                               production servers) instead of the cluster's C.UTF-8
           --upstream-only      only the WebSocket and REST phases, for quick A/B runs
           --consumers-only     only intake alone, with a stalled tail client and with a slow webhook
           --sink-only          only the sink drain after an outage, for quick A/B runs
@@ -75,6 +77,7 @@ workload.commitIntervalMilliseconds = option("--commit-interval-ms").flatMap { I
 if option("--store") == "postgres" {
     // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
     workload.postgres = try await PostgresCluster(durable: true)
+    workload.postgres?.icuLocale = option("--icu-locale")
 }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
 let durability = workload.durability
