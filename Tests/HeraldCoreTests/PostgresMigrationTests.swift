@@ -16,11 +16,7 @@ struct PostgresMigrationTests {
     @Test func identifierColumnsTurnByteWiseWithTheirDataKept() async throws {
         let harness = try await RouterHarness(.postgres)
         let store = try #require(harness.store as? PostgresChatStore)
-        try await harness.offPool {
-            _ = try harness.router.commit((0..<20).map { index in
-                harness.record(message(ChatID("c\(index % 4)"), MessageID("m\(index)"), from: "alice", to: ["bob"], at: Int64(1000 + index)))
-            })
-        }
+        try await harness.commitMessages(20, overChats: 4)
         let outbox = try store.outboxDepth()
         #expect(outbox["sink"] ?? 0 > 20)
         let cluster = try await PostgresCluster.shared()

@@ -87,11 +87,7 @@ struct PostgresStoreTests {
     @Test func largeStoresReportTheServersEstimateOfTheirMessages() async throws {
         let harness = try await RouterHarness(.postgres)
         let store = try #require(harness.store as? PostgresChatStore)
-        try await harness.offPool {
-            _ = try harness.router.commit((0..<30).map { index in
-                harness.record(message(ChatID("c\(index % 3)"), MessageID("m\(index)"), from: "alice", to: ["bob"], at: Int64(1000 + index)))
-            })
-        }
+        try await harness.commitMessages(30, overChats: 3)
         #expect(try store.messageCount() == MessageCount(value: 30, estimated: false))
         // The server publishes its statistics shortly after a commit; the estimate follows them.
         try await eventually("the server's statistics to count the messages", timeout: .seconds(30)) {

@@ -68,6 +68,16 @@ struct RouterHarness: Sendable {
         SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: clock.now()), outcome: .event(event), raw: [])
     }
 
+    /// Commits `count` messages from alice to bob over `chats` chats (`c0`, `c1`, …) in one batch, off
+    /// the cooperative pool.
+    func commitMessages(_ count: Int, overChats chats: Int) async throws {
+        try await offPool {
+            _ = try router.commit((0..<count).map { index in
+                record(message(ChatID("c\(index % chats)"), MessageID("m\(index)"), from: "alice", to: ["bob"], at: Int64(1000 + index)))
+            })
+        }
+    }
+
     /// Applies events (one commit) and returns the report.
     @discardableResult
     func apply(_ events: ChatEvent...) throws -> IngestReport { try router.commit(events.map(record)) }
