@@ -6,9 +6,7 @@ extension PostgresChatStore {
     /// Rows of a table, counted however long that takes (no statement timeout).
     public func count(_ table: StoreTable) throws -> Int {
         try read(unlimited: true) { session in
-            try session.execute("SET statement_timeout = 0")
-            defer { _ = try? session.execute("RESET statement_timeout") }
-            return try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table.postgres)")).map { try $0.decode(Int.self) }.first ?? 0
+            try session.query(PostgresQuery(unsafeSQL: "SELECT count(*) FROM \(table.postgres)")).map { try $0.decode(Int.self) }.first ?? 0
         }
     }
 

@@ -36,9 +36,12 @@ final class PostgresLink: @unchecked Sendable {
     func withConnection<T>(unlimited: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        let session = PostgresSession(connection: try open(), logger: logger,
-                                      answerTimeout: unlimited ? nil : settings.statementTimeout + Self.answerGrace(after: settings.statementTimeout))
+        let session = PostgresSession(connection: try open(), logger: logger, answerTimeout: unlimited ? nil : answerTimeout)
         do {
+            guard unlimited else { return try body(session) }
+            try session.limitStatements(to: nil)
+            // Should this fail, the connection is broken, and a new one gets the limit when it opens.
+            defer { try? session.limitStatements(to: settings.statementTimeout) }
             return try body(session)
         } catch {
             if session.connection.isClosed { connection = nil }
@@ -57,14 +60,24 @@ final class PostgresLink: @unchecked Sendable {
     private func open() throws -> PostgresConnection {
         if let connection, !connection.isClosed { return connection }
         let configuration = try Self.configuration(settings, role: role)
+        let opened: PostgresConnection
         do {
-            let opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
-            connection = opened
-            return opened
+            opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
         } catch {
             throw PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
         }
+        do {
+            try PostgresSession(connection: opened, logger: logger, answerTimeout: answerTimeout).limitStatements(to: settings.statementTimeout)
+        } catch {
+            opened.close().whenComplete { _ in }
+            throw error
+        }
+        connection = opened
+        return opened
     }
+
+    /// How long a statement may go unanswered: the statement timeout and ``answerGrace(after:)``.
+    private var answerTimeout: Duration { settings.statementTimeout + Self.answerGrace(after: settings.statementTimeout) }
 
     /// How long past the statement timeout Herald waits for the server's own cancellation before it
     /// gives up on a server that does not answer at all (a network partition, a hung host): as long
@@ -78,13 +91,8 @@ final class PostgresLink: @unchecked Sendable {
             host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
             database: settings.database, tls: try tls(settings))
         configuration.options.connectTimeout = .seconds(10)
-        let timeout = "\(max(1, settings.statementTimeout.nanoseconds / 1_000_000))"
-        configuration.options.additionalStartupParameters = [
-            ("application_name", "\(settings.applicationName)/\(role)"),
-            // The server ends a runaway statement, and a transaction whose client went silent: its chat
-            // locks would otherwise hold every other instance's commits on those chats.
-            ("statement_timeout", timeout), ("idle_in_transaction_session_timeout", timeout),
-        ]
+        // Only the name goes in the start-up packet: poolers such as PgBouncer refuse other parameters there.
+        configuration.options.additionalStartupParameters = [("application_name", "\(settings.applicationName)/\(role)")]
         return configuration
     }
 
@@ -143,6 +151,14 @@ struct PostgresSession {
             if gaveUp.load(ordering: .relaxed), let answerTimeout { throw PostgresStoreError.noAnswer(after: answerTimeout) }
             throw PostgresStoreError.statement(PostgresStoreError.describe(error))
         }
+    }
+
+    /// Sets how long the server lets a statement run, or a transaction sit idle, before it ends it
+    /// (`nil`: no limit). The idle limit matters with several instances: a transaction whose client went
+    /// silent would hold its chat locks, and every other instance's commits on those chats, until then.
+    func limitStatements(to limit: Duration?) throws {
+        let milliseconds = limit.map { "\(max(1, $0.nanoseconds / 1_000_000))" } ?? "0"
+        try query("SELECT set_config('statement_timeout', \(milliseconds), false), set_config('idle_in_transaction_session_timeout', \(milliseconds), false)")
     }
 
     /// Runs a statement and returns how many rows it changed.

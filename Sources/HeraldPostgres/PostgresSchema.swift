@@ -113,11 +113,10 @@ enum PostgresSchema {
     static var knownVersion: Int { migrations.last?.version ?? 0 }
 
     /// Applies what is missing, holding the advisory lock; returns the names of the migrations applied
-    /// to a store that had some already (a new store's are not announced).
+    /// to a store that had some already (a new store's are not announced). Waiting for another instance's
+    /// migration, and a migration itself, may take longer than a statement may: the caller's session
+    /// has no time limit.
     static func migrate(_ session: PostgresSession, willMigrate: ([String]) -> Void) throws {
-        // Waiting for another instance's migration, and a migration itself, may take longer than a statement may.
-        try session.query("SET statement_timeout = 0")
-        defer { _ = try? session.query("RESET statement_timeout") }
         try session.query("SELECT pg_advisory_lock(\(migrationLock))")
         defer { _ = try? session.query("SELECT pg_advisory_unlock(\(migrationLock))") }
         try session.query("""
