@@ -22,10 +22,14 @@ public final class PostgresCluster: Sendable {
     /// The shell line that starts the server with a watchdog (see ``init(durable:)``).
     private let script: String
     private let databases = Atomic<Int>(0)
-    private let icuLocaleSetting = Mutex<String?>(nil)
+    /// An ICU locale (`en-US`) for the default collation of the databases ``createDatabase()`` makes,
+    /// or `nil` for the cluster's (C.UTF-8).
+    public let icuLocale: String?
 
     /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
-    public init(durable: Bool = false) async throws {
+    /// `icuLocale` sets the default collation of the databases it creates.
+    public init(durable: Bool = false, icuLocale: String? = nil) async throws {
+        self.icuLocale = icuLocale
         let binaries = try Self.binaries()
         directory = try TemporaryDirectory(prefix: "herald-postgres")
         port = try Loopback.freePort()
@@ -104,12 +108,6 @@ public final class PostgresCluster: Sendable {
             try psql(database: "postgres", "CREATE DATABASE \(name)")
         }
         return url(database: name)
-    }
-
-    /// An ICU locale (`en-US`) for the default collation of the databases ``createDatabase()`` makes.
-    public var icuLocale: String? {
-        get { icuLocaleSetting.withLock { $0 } }
-        set { icuLocaleSetting.withLock { $0 = newValue } }
     }
 
     /// The URL of a database on this cluster.

@@ -76,8 +76,7 @@ workload.maxBatch = option("--max-batch").flatMap { Int($0) }
 workload.commitIntervalMilliseconds = option("--commit-interval-ms").flatMap { Int($0) }
 if option("--store") == "postgres" {
     // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
-    workload.postgres = try await PostgresCluster(durable: true)
-    workload.postgres?.icuLocale = option("--icu-locale")
+    workload.postgres = try await PostgresCluster(durable: true, icuLocale: option("--icu-locale"))
 }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
 let durability = workload.durability
