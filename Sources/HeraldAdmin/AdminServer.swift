@@ -19,7 +19,7 @@ public import ServiceLifecycle
 /// | `GET /v1/users/{user}/badge` | the user's badge |
 /// | `GET /v1/chats/{chat}/messages?limit=` | the newest messages of a chat |
 /// | `GET /v1/dlq?limit=` | dead-lettered inputs |
-public struct AdminServer: Service {
+public struct AdminServer: Service, CustomStringConvertible {
     let parts: GatewayParts
     let registry: PrometheusCollectorRegistry
     let token: String?
@@ -30,6 +30,9 @@ public struct AdminServer: Service {
         self.registry = registry
         self.token = try parts.configuration.admin.resolvedToken()
     }
+
+    /// How the service lifecycle's log lines name it: the address, never the configuration and its secrets.
+    public var description: String { "admin API on \(parts.configuration.admin.listen)" }
 
     /// Serves until shutdown; open tail streams are closed first so shutdown is not held up.
     public func run() async throws {

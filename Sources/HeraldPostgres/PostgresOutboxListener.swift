@@ -10,7 +10,7 @@ public import ServiceLifecycle
 /// its own connection. Without it a dispatcher would notice another instance's outputs only at its
 /// next idle poll (one second). A lost connection is opened again with backoff, and every
 /// (re)connection wakes the dispatchers once for what was committed meanwhile.
-public struct PostgresOutboxListener: Service {
+public struct PostgresOutboxListener: Service, CustomStringConvertible {
     let settings: PostgresStoreSettings
     let signal: OutboxSignal
     let logger: Logger
@@ -21,6 +21,9 @@ public struct PostgresOutboxListener: Service {
         self.signal = signal
         self.logger = logger
     }
+
+    /// How the service lifecycle's log lines name it: the URL without a password.
+    public var description: String { "PostgreSQL outbox listener on \(settings)" }
 
     /// Listens until graceful shutdown.
     public func run() async throws {

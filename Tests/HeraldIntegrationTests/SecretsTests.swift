@@ -3,8 +3,8 @@ import HeraldTestKit
 import Testing
 
 /// Secrets never reach any output: Herald is configured with a known value for every kind of secret it
-/// takes, then checked, run, used, made to fail and stopped; every line it logged and every CLI output is
-/// searched for each value.
+/// takes, then checked, run (logging at `trace`, where the service lifecycle describes every service it
+/// starts), used, made to fail and stopped; every line it logged and every CLI output is searched for each value.
 @Suite("Secrets never appear in any output")
 struct SecretsTests {
     static let mqttPassword = "mqtt-pw-7Q2xK9"
@@ -14,10 +14,12 @@ struct SecretsTests {
     static let presentedToken = "http-tok-WRONG-6Kc2"
     static let webhookKey = "webhook-key-5Tn1Yq"
     static let databasePassword = "pg-pw-2Hs6Jc"
+    static let upstreamToken = "rest-tok-8Pw4Gx"
+    static let upstreamHeader = "rest-hdr-1Nc7Df"
     static var webhookSecret: String { "whsec_" + Data(webhookKey.utf8).base64EncodedString() }
     static var all: [String] {
         [mqttPassword, sinkPassword, adminToken, httpToken, presentedToken, webhookKey, webhookSecret,
-         String(webhookSecret.dropFirst(6)), databasePassword]
+         String(webhookSecret.dropFirst(6)), databasePassword, upstreamToken, upstreamHeader]
     }
 
     @Test func noSecretIsPrintedByCheckRunFailuresOrStop() async throws {
@@ -31,6 +33,8 @@ struct SecretsTests {
               path: \(directory.path("store.sqlite"))
             outbox:
               drain_timeout_s: 0
+            log:
+              level: trace
             admin:
               listen: 127.0.0.1:\(adminPort)
               token: \(Self.adminToken)
@@ -45,6 +49,14 @@ struct SecretsTests {
                 type: http
                 listen: 127.0.0.1:\(httpPort)
                 tokens: [\(Self.httpToken)]
+              - name: upstream
+                type: rest
+                token: \(Self.upstreamToken)
+                headers: {X-Api-Key: \(Self.upstreamHeader)}
+                endpoints:
+                  - name: events
+                    url: http://127.0.0.1:1/events
+                    interval_s: 60
             sinks:
               - name: push
                 type: mqtt

@@ -103,7 +103,7 @@ struct ConfigurationTests {
         let configuration = try Self.loader.load(text: Self.yaml("    url: mqtt://${HOST}:${PORT:-1884}\n    client_id: c\n    password: ${PASS}"), file: "t.yaml")
         let source = try #require(configuration.sources.first?.settings as? MQTTSourceConfiguration)
         #expect(source.connection.url == "mqtt://broker:1884")
-        #expect(source.connection.password == "s3cret")
+        #expect(source.connection.password?.value == "s3cret")
         let missing = Self.error(Self.yaml("    url: mqtt://${NOPE}\n    client_id: c"))
         #expect(missing?.message.contains("environment variable NOPE is not set") == true)
     }

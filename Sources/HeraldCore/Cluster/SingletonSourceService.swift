@@ -12,7 +12,7 @@ import Synchronization
 /// another instance, it stops the source, which commits and acknowledges what it has, and stands by
 /// again. The source's cursor lives in the store's checkpoints, so the next holder goes on from the
 /// last commit.
-public struct SingletonSourceService: Service {
+public struct SingletonSourceService: Service, CustomStringConvertible {
     let source: any SourceAdapter
     let context: SourceContext
     let lease: Lease
@@ -27,6 +27,10 @@ public struct SingletonSourceService: Service {
         self.lease = lease
         self.logger = context.logger
     }
+
+    /// `source NAME (one instance at a time)`: how the service lifecycle's log lines name it, without the
+    /// source's settings and their secrets.
+    public var description: String { "source \(source.name) (one instance at a time)" }
 
     /// Runs until graceful shutdown.
     public func run() async throws {

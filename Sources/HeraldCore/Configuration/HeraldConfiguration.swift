@@ -224,7 +224,7 @@ public struct AdminSection: Decodable, Sendable {
     /// `host:port` to bind. Anything but loopback requires a token.
     public var listen = "127.0.0.1:9464"
     /// Bearer token (use `${ENV_VAR}`). With a token set, every endpoint but `/healthz` requires it.
-    public var token: String?
+    public var token: Secret?
     /// File holding the token.
     public var tokenFile: String?
     /// Seconds a source may be disconnected (reconnecting) before `/readyz` reports it.
@@ -237,7 +237,7 @@ public struct AdminSection: Decodable, Sendable {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         enabled = try container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(stringValue: "enabled")) ?? enabled
         listen = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "listen")) ?? listen
-        token = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token"))
+        token = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token")).map(Secret.init)
         tokenFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token_file"))
         reconnectBudgetSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "reconnect_budget_s"))
             ?? reconnectBudgetSeconds
@@ -251,7 +251,7 @@ public struct AdminSection: Decodable, Sendable {
 
     /// The token from `token` or `token_file` (trailing newline ignored), if any.
     public func resolvedToken() throws(ConfigurationError) -> String? {
-        if let token, !token.isEmpty { return token }
+        if let token, !token.value.isEmpty { return token.value }
         guard let tokenFile else { return nil }
         guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
             throw ConfigurationError("cannot read \(tokenFile)", keyPath: "token_file")

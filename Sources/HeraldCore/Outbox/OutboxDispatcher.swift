@@ -15,7 +15,7 @@ public import ServiceLifecycle
 /// The store is read and written through ``BlockingCalls``. When the store fails (a PostgreSQL server
 /// that is down), the dispatcher logs it at a limited rate, waits with jittered backoff and goes on
 /// where it was: a store outage never stops the gateway.
-public final class OutboxDispatcher: Service {
+public final class OutboxDispatcher: Service, CustomStringConvertible {
     let sink: any SinkAdapter
     let store: any ChatStore
     let subscription: OutboxSignal.Subscription
@@ -51,6 +51,9 @@ public final class OutboxDispatcher: Service {
         deadLetteredTotal = Counter(label: "herald_sink_dead_lettered_total", dimensions: dimensions, factory: metrics)
         storeFailures = Counter(label: "herald_outbox_store_failures_total", dimensions: dimensions, factory: metrics)
     }
+
+    /// How the service lifecycle's log lines name it.
+    public var description: String { "outbox dispatcher for sink \(sink.name)" }
 
     /// Delivers until graceful shutdown, then drains.
     public func run() async throws {

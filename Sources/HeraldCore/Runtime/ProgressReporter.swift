@@ -3,7 +3,7 @@ public import HeraldPluginAPI
 public import ServiceLifecycle
 
 /// Logs one line per interval while events flow: rates, duplicates, dead letters, outbox depth.
-public struct ProgressReporter: Service {
+public struct ProgressReporter: Service, CustomStringConvertible {
     let totals: IngestTotals
     let store: any ChatStore
     let blocking: BlockingCalls
@@ -18,6 +18,9 @@ public struct ProgressReporter: Service {
         self.logger = logger
         self.interval = interval
     }
+
+    /// How the service lifecycle's log lines name it.
+    public var description: String { "progress reporter (every \(interval))" }
 
     /// Reports until shutdown.
     public func run() async throws {

@@ -7,7 +7,7 @@ public import ServiceLifecycle
 /// Checkpoints the store's write-ahead log at an interval, so the writer never pays for one inside a
 /// commit (the writer's automatic checkpoint is off) and the log starts over instead of growing
 /// (see ``SQLiteChatStore/checkpointWAL(using:truncateAbovePages:)``). A final checkpoint runs at shutdown.
-public struct WALCheckpointer: Service {
+public struct WALCheckpointer: Service, CustomStringConvertible {
     let store: SQLiteChatStore
     let interval: Duration
     let truncateAbovePages: Int
@@ -29,6 +29,9 @@ public struct WALCheckpointer: Service {
         logFrames = Gauge(label: "herald_wal_log_frames", factory: metrics)
         truncations = Counter(label: "herald_wal_truncations_total", factory: metrics)
     }
+
+    /// How the service lifecycle's log lines name it.
+    public var description: String { "WAL checkpointer (every \(interval))" }
 
     /// Checkpoints until shutdown.
     public func run() async throws {

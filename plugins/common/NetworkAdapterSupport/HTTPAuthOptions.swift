@@ -5,10 +5,10 @@ public import HeraldPluginAPI
 /// plus an optional bearer token from the config (use `${ENV_VAR}`) or from a file that is read again
 /// on every connection, so a rotated token is picked up without a restart. Values are never logged.
 public struct HTTPAuthOptions: Decodable, Sendable, Hashable {
-    /// Extra headers, sent as they are.
-    public var headers: [String: String]
+    /// Extra headers, sent as they are; their values may be credentials, so they are kept as secrets.
+    public var headers: [String: Secret]
     /// A token (use `${ENV_VAR}`), sent as `<token_header>: <token_scheme> <token>`.
-    public var token: String?
+    public var token: Secret?
     /// A file holding the token (trailing newline ignored), re-read on every connection.
     public var tokenFile: String?
     /// Header that carries the token; default `Authorization`.
@@ -30,8 +30,8 @@ public struct HTTPAuthOptions: Decodable, Sendable, Hashable {
     /// Decodes the auth keys of a section (they sit directly in the section).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        headers = try container.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]
-        token = try container.decodeIfPresent(String.self, forKey: .token)
+        headers = (try container.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]).mapValues(Secret.init)
+        token = try container.decodeIfPresent(String.self, forKey: .token).map(Secret.init)
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
         tokenHeader = try container.decodeIfPresent(String.self, forKey: .tokenHeader) ?? "Authorization"
         tokenScheme = try container.decodeIfPresent(String.self, forKey: .tokenScheme) ?? "Bearer"
@@ -50,8 +50,8 @@ public struct HTTPAuthOptions: Decodable, Sendable, Hashable {
 
     /// The headers to send now (the token file is read at this moment).
     public func resolve() throws(HTTPAuthError) -> [(name: String, value: Secret)] {
-        var resolved = headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: Secret($0.value)) }
-        var secret = token
+        var resolved = headers.sorted { $0.key < $1.key }.map { (name: $0.key, value: $0.value) }
+        var secret = token?.value
         if let tokenFile {
             guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else { throw HTTPAuthError(file: tokenFile) }
             secret = text.trimmingCharacters(in: .whitespacesAndNewlines)

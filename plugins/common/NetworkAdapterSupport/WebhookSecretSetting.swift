@@ -6,14 +6,14 @@ public import HeraldPluginAPI
 /// pair offline and reads it into a ``WebhookSigner``.
 public struct WebhookSecretSetting: Sendable, Hashable {
     /// The secret as written in the config.
-    public var value: String?
+    public var value: Secret?
     /// A file holding the secret.
     public var file: String?
     /// The config key of the inline value; the file's key is `KEY_file`.
     public let key: String
 
     /// Describes the pair under `key`.
-    public init(value: String?, file: String?, key: String) {
+    public init(value: Secret?, file: String?, key: String) {
         self.value = value
         self.file = file
         self.key = key
@@ -28,7 +28,7 @@ public struct WebhookSecretSetting: Sendable, Hashable {
         case (nil, nil) where required:
             throw ConfigurationError("\(why)set \(key) (use ${ENV_VAR}) or \(key)_file", keyPath: key)
         case (.some, .some): throw ConfigurationError("set \(key) or \(key)_file, not both", keyPath: "\(key)_file")
-        case (let secret?, nil) where WebhookSigner(secret: secret) == nil:
+        case (let secret?, nil) where WebhookSigner(secret: secret.value) == nil:
             throw ConfigurationError("a whsec_ secret must be base64 after the prefix", keyPath: key)
         case (nil, let file?) where !FileManager.default.isReadableFile(atPath: file):
             throw ConfigurationError("cannot read \(file)", keyPath: "\(key)_file")
@@ -38,7 +38,7 @@ public struct WebhookSecretSetting: Sendable, Hashable {
 
     /// The signer for the secret (reading the file), or `nil` when neither is set.
     public func signer() throws(ConfigurationError) -> WebhookSigner? {
-        var text = value
+        var text = value?.value
         if let file {
             guard let contents = try? String(contentsOfFile: file, encoding: .utf8) else {
                 throw ConfigurationError("cannot read \(file)", keyPath: "\(key)_file")

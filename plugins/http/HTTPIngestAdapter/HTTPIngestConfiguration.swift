@@ -10,11 +10,11 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
     /// The path events are POSTed to.
     public var path: String
     /// Accepted bearer tokens (several, so they can be rotated); use `${ENV_VAR}`.
-    public var tokens: [String]
+    public var tokens: [Secret]
     /// A file of accepted bearer tokens, one per line.
     public var tokenFile: String?
     /// Standard Webhooks secret (`whsec_<base64>` or text) whose signatures are accepted.
-    public var webhookSecret: String?
+    public var webhookSecret: Secret?
     /// A file holding the webhook secret.
     public var webhookSecretFile: String?
     /// How far a signed request's `webhook-timestamp` may be from now, in seconds.
@@ -56,9 +56,9 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         listen = try container.decodeIfPresent(String.self, forKey: .listen) ?? Self.defaultListen
         path = try container.decodeIfPresent(String.self, forKey: .path) ?? "/v1/events"
-        tokens = try container.decodeIfPresent([String].self, forKey: .tokens) ?? []
+        tokens = (try container.decodeIfPresent([String].self, forKey: .tokens) ?? []).map(Secret.init)
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
-        webhookSecret = try container.decodeIfPresent(String.self, forKey: .webhookSecret)
+        webhookSecret = try container.decodeIfPresent(String.self, forKey: .webhookSecret).map(Secret.init)
         webhookSecretFile = try container.decodeIfPresent(String.self, forKey: .webhookSecretFile)
         signatureToleranceSeconds = try container.decodeIfPresent(Double.self, forKey: .signatureToleranceSeconds) ?? 300
         tls = try container.decodeIfPresent(HTTPServerTLSOptions.self, forKey: .tls)
@@ -86,7 +86,7 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
     public func validate() throws(ConfigurationError) {
         guard hostAndPort != nil else { throw ConfigurationError("\"\(listen)\" is not host:port", keyPath: "listen") }
         guard path.hasPrefix("/"), !path.contains("?") else { throw ConfigurationError("must start with / and hold no query", keyPath: "path") }
-        if tokens.contains(where: \.isEmpty) { throw ConfigurationError("a token is empty (is its ${VAR} set?)", keyPath: "tokens") }
+        if tokens.contains(where: \.value.isEmpty) { throw ConfigurationError("a token is empty (is its ${VAR} set?)", keyPath: "tokens") }
         if let tokenFile, !FileManager.default.isReadableFile(atPath: tokenFile) {
             throw ConfigurationError("cannot read \(tokenFile)", keyPath: "token_file")
         }
@@ -133,9 +133,9 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
             guard let text = try? String(contentsOfFile: tokenFile, encoding: .utf8) else {
                 throw ConfigurationError("cannot read \(tokenFile)", keyPath: "token_file")
             }
-            accepted += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }
+            accepted += text.split(whereSeparator: \.isNewline).map { $0.trimmingCharacters(in: .whitespaces) }.filter { !$0.isEmpty }.map(Secret.init)
         }
-        return RequestAuthenticator(tokens: accepted.map(Secret.init), signer: try signingSecret.signer(),
+        return RequestAuthenticator(tokens: accepted, signer: try signingSecret.signer(),
                                     toleranceMilliseconds: Int64(signatureToleranceSeconds * 1000))
     }
 }

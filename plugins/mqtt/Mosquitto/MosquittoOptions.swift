@@ -75,3 +75,13 @@ public struct MosquittoOptions: Sendable {
         self.tls = tls
     }
 }
+
+extension MosquittoOptions: CustomStringConvertible, CustomDebugStringConvertible {
+    /// The broker and the client id, never the credentials: what logs may show of these options.
+    public var description: String {
+        "\(tls == nil ? "mqtt" : "mqtts")://\(host):\(port) as \(clientID)\(username.map { " (user \($0))" } ?? "")"
+    }
+
+    /// The same as ``description``, so reflection over a type that holds these options shows no password either.
+    public var debugDescription: String { description }
+}

@@ -9,7 +9,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
     /// are not queued for this sink.
     public var urls: [String: String]
     /// The signing secret (use `${ENV_VAR}`; `whsec_<base64>` or plain text).
-    public var secret: String?
+    public var secret: Secret?
     /// A file holding the signing secret.
     public var secretFile: String?
     /// Delivery attempts per output before it is dead-lettered.
@@ -32,7 +32,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         urls = try container.decode([String: String].self, forKey: .urls)
-        secret = try container.decodeIfPresent(String.self, forKey: .secret)
+        secret = try container.decodeIfPresent(String.self, forKey: .secret).map(Secret.init)
         secretFile = try container.decodeIfPresent(String.self, forKey: .secretFile)
         maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? 10
         requestTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? 10

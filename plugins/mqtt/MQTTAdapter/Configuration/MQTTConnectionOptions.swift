@@ -11,7 +11,7 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
     /// User name.
     public var username: String?
     /// Password (use `${ENV_VAR}`); never logged.
-    public var password: String?
+    public var password: Secret?
     /// File holding the password (trailing newline ignored).
     public var passwordFile: String?
     /// Keepalive in seconds.
@@ -40,7 +40,7 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
         url = try container.decode(String.self, forKey: .url)
         clientID = try container.decode(String.self, forKey: .clientID)
         username = try container.decodeIfPresent(String.self, forKey: .username)
-        password = try container.decodeIfPresent(String.self, forKey: .password)
+        password = try container.decodeIfPresent(String.self, forKey: .password).map(Secret.init)
         passwordFile = try container.decodeIfPresent(String.self, forKey: .passwordFile)
         keepalive = try container.decodeIfPresent(Int.self, forKey: .keepalive) ?? 30
         tls = try container.decodeIfPresent(MQTTTLSOptions.self, forKey: .tls)
@@ -108,7 +108,7 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
     /// Builds libmosquitto options, reading the password file if one is set.
     func mosquittoOptions(cleanSession: Bool) throws(ConfigurationError) -> MosquittoOptions {
         let endpoint = try endpoint()
-        var secret = password
+        var secret = password?.value
         if let passwordFile {
             guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
                 throw ConfigurationError("cannot read \(passwordFile)", keyPath: "password_file")
