@@ -153,7 +153,7 @@ public final class EventRouter: IngestHandle {
     }
 
     /// Queues `output` for every sink that accepts it.
-    private func enqueue(_ output: Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
+    func enqueue(_ output: Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
         for sink in routing.sinks(for: output) { outbox.append(OutboxRow(sink: sink, output: output, createdAt: time)) }
     }
 

@@ -1,0 +1,90 @@
+public import HeraldPluginAPI
+
+/// An unread counter that differed from a recount of the stored messages, and what it was set to.
+public struct CounterRepair: Hashable, Sendable {
+    /// Whose counter.
+    public var user: UserID
+    /// Which chat.
+    public var chat: ChatID
+    /// The count the store held.
+    public var stored: Int
+    /// The count of the chat's stored messages after the user's read position, not sent by the user (0
+    /// for someone who is not a member).
+    public var recounted: Int
+
+    /// Creates a value.
+    public init(user: UserID, chat: ChatID, stored: Int, recounted: Int) {
+        self.user = user
+        self.chat = chat
+        self.stored = stored
+        self.recounted = recounted
+    }
+}
+
+extension EventRouter {
+    /// Recounts the unread counters of `pairs` from the stored messages and read positions and sets
+    /// every one that differs, in one transaction, queueing the new badge of each user whose counter
+    /// changed: the repair for counters that drifted (a restored backup, an edit by hand).
+    ///
+    /// The recount runs inside the write transaction on the slice the router loads for a batch, so a
+    /// gateway committing at the same time never sees a half-repaired chat and is never undone by it.
+    /// Repeating it changes nothing.
+    /// - Returns: the counters that changed, by user and chat.
+    public func recountUnread(_ pairs: [(user: UserID, chat: ChatID)]) throws(IngestError) -> [CounterRepair] {
+        guard !pairs.isEmpty else { return [] }
+        var usersByChat: [ChatID: Set<UserID>] = [:]
+        for pair in pairs { usersByChat[pair.chat, default: []].insert(pair.user) }
+        let repairs: [CounterRepair]
+        do {
+            repairs = try store.write { tx in try applyRecount(usersByChat, in: tx) }
+        } catch {
+            metrics.commitFailures.increment()
+            throw IngestError("recount of \(pairs.count) unread counters failed: \(error)")
+        }
+        if !repairs.isEmpty { signal.notify() }
+        return repairs
+    }
+
+    private func applyRecount(_ usersByChat: [ChatID: Set<UserID>], in tx: any ChatTransaction) throws -> [CounterRepair] {
+        var keys = SliceKeys()
+        keys.chats = Set(usersByChat.keys)
+        var slice = try tx.loadSlice(keys)
+        slice.unread = try tx.loadUnread(users: usersByChat.values.reduce(into: Set<UserID>()) { $0.formUnion($1) })
+        slice.ranges = try tx.summarise(Self.recountRanges(usersByChat, in: slice))
+
+        var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
+        var repairs: [CounterRepair] = []
+        for chat in usersByChat.keys.sorted() {
+            let users = usersByChat[chat] ?? []
+            var before: [UserID: Int] = [:]
+            for user in users { before[user] = try applier.model.unread(user: user, chat: chat) }
+            for user in try applier.settleUnread(users, in: chat) {
+                repairs.append(CounterRepair(user: user, chat: chat, stored: before[user] ?? 0,
+                                             recounted: try applier.model.unread(user: user, chat: chat)))
+            }
+        }
+        repairs.sort { ($0.user, $0.chat) < ($1.user, $1.chat) }
+        var delta = applier.model.delta()
+        let now = clock.now()
+        for user in Set(repairs.map(\.user)).sorted() {
+            enqueue(.badge(applier.model.badge(for: user)), at: now, into: &delta.outbox)
+        }
+        try tx.write(delta)
+        return repairs
+    }
+
+    /// The stored messages each pair's recount needs: those after the user's read position, when the
+    /// chat has any there.
+    static func recountRanges(_ usersByChat: [ChatID: Set<UserID>], in slice: StateSlice) -> [StoredRange] {
+        var ranges: [StoredRange] = []
+        for (chat, users) in usersByChat {
+            guard let newest = slice.newestMessage[chat] else { continue }
+            for user in users {
+                let position = slice.readPositions[chat]?[user]
+                if let position, position >= newest { continue }
+                ranges.append(StoredRange(chat: chat, user: user, after: position, through: nil))
+            }
+        }
+        return ranges
+    }
+}
