@@ -227,7 +227,7 @@ let package = Package(
             dependencies: [
                 "HeraldCore", "HeraldPostgres", "HeraldAdapters", "HeraldAdmin", "HeraldTestKit", "herald", "RESTAdapter",
                 "HTTPIngestAdapter", "NetworkAdapterSupport",
-                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"), .product(name: "GRDB", package: "GRDB.swift"),
             ],
             exclude: ["Fixtures"],
             swiftSettings: strict

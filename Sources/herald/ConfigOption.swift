@@ -32,3 +32,13 @@ func makeLogger(level: Logger.Level) -> Logger {
     logger.logLevel = level
     return logger
 }
+
+/// The router a command applies changes through, as the gateway of `configuration` would: its policy and
+/// its sinks' routing (no sink connects; outputs wait in the outbox for the running gateway).
+func makeRouter(_ configuration: HeraldConfiguration, store: any ChatStore, logger: Logger) throws -> EventRouter {
+    var sinkAccepts: [(name: String, accepts: Set<OutputKind>)] = []
+    for section in configuration.sinks { sinkAccepts.append((section.name, try section.settings.makeSink(name: section.name).accepts)) }
+    return EventRouter(store: store, policy: configuration.router.policy, routing: OutputRouting(sinkAccepts: sinkAccepts),
+                       clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance),
+                       signal: OutboxSignal(), logger: logger)
+}

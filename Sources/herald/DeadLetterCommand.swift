@@ -59,11 +59,7 @@ struct DeadLetterCommand: AsyncParsableCommand {
             let configuration = try config.load()
             let logger = makeLogger(level: .warning)
             let store = try configuration.store.open(logger: makeLogger(level: .notice))
-            var sinkAccepts: [(name: String, accepts: Set<OutputKind>)] = []
-            for section in configuration.sinks { sinkAccepts.append((section.name, try section.settings.makeSink(name: section.name).accepts)) }
-            let router = EventRouter(store: store, policy: configuration.router.policy, routing: OutputRouting(sinkAccepts: sinkAccepts),
-                                     clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance),
-                                     signal: OutboxSignal(), logger: logger)
+            let router = try makeRouter(configuration, store: store, logger: logger)
             var normalisers: [String: any ReplayNormaliser] = [:]
             for section in configuration.sources { normalisers[section.name] = try section.settings.makeReplayNormaliser(name: section.name) }
             let summary = try DeadLetterReplayer(store: store, router: router, normalisers: normalisers, clock: SystemClock())
