@@ -28,6 +28,21 @@ struct DeployFileTests {
         #expect(unit.contains("ExecStartPre=/usr/local/bin/herald check"), "the unit checks the config before start")
     }
 
+    /// The daily badge check: the timer and the one-shot unit it starts.
+    @Test(.enabled(if: FileManager.default.isExecutableFile(atPath: "/usr/bin/systemd-analyze")))
+    func theBadgeCheckTimerAndItsUnitVerifyCleanly() async throws {
+        let directory = try TemporaryDirectory()
+        var paths: [String] = []
+        for file in ["herald-verify.service", "herald-verify.timer"] {
+            let unit = try String(contentsOf: Self.root.appendingPathComponent("deploy/systemd/\(file)"), encoding: .utf8)
+            paths.append(try directory.write(file, unit.replacingOccurrences(of: "/usr/local/bin/herald", with: HeraldProcess.binary)))
+        }
+        let result = try await Self.run("/usr/bin/systemd-analyze", ["verify"] + paths, in: directory, log: "verify.log")
+        #expect(result.status == 0 && result.output.isEmpty, "systemd-analyze verify: \(result.output)")
+        let service = try String(contentsOfFile: paths[0], encoding: .utf8)
+        #expect(service.contains("herald store verify --config ${HERALD_CONFIG}") && service.contains("Type=oneshot"))
+    }
+
     @Test func theProductionBrokerAdmitsOnlyAuthenticatedTLSClientsAndEnforcesTheACL() async throws {
         let directory = try TemporaryDirectory()
         let certificates = try await TestCertificates(in: directory)
