@@ -108,7 +108,7 @@ release: test-deps ## Release builds of herald and herald-bench, checked (every 
 	$(SWIFT) build -c release --product herald-bench
 	python3 Tests/Tools/check_allocation_sizes.py .build/release/herald .build/release/herald-bench
 
-bench: release ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats on SQLite, 5-member groups, PostgreSQL), as text and as JSON lines drawn into docs/images/.
+bench: release ## Release build, then throughput/latency figures against mosquitto_sub measured in the same run (direct chats and 5-member groups, on SQLite and on PostgreSQL), as text and as JSON lines drawn into docs/images/.
 	@command -v wrk >/dev/null || { sudo=$$([ "$$(id -u)" -eq 0 ] || echo sudo); $$sudo apt-get install -y -qq --no-install-recommends wrk; }
 	@# The Python bridge baseline (Tests/Bench/python_bridge.py) runs on paho-mqtt.
 	@python3 -c 'import paho.mqtt' 2>/dev/null || python3 -m pip install -q paho-mqtt
@@ -116,9 +116,13 @@ bench: release ## Release build, then throughput/latency figures against mosquit
 	.build/release/herald-bench --herald .build/release/herald --json $(BENCH_JSON)
 	@echo; echo "5-member group chats (4 recipients per message), SQLite:"
 	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --members 5 --json $(BENCH_JSON)
+	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --members 5 --json $(BENCH_JSON)
 	@echo; echo "PostgreSQL (a cluster with fsync on, started for the run):"
 	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --store postgres --json $(BENCH_JSON)
 	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --store postgres --json $(BENCH_JSON)
+	@echo; echo "5-member group chats on PostgreSQL:"
+	.build/release/herald-bench --herald .build/release/herald --herald-only --with-baseline --members 5 --store postgres --json $(BENCH_JSON)
+	.build/release/herald-bench --herald .build/release/herald --latency-only 200,2000 --members 5 --store postgres --json $(BENCH_JSON)
 	@echo; echo "Several instances on one PostgreSQL behind a shared subscription:"
 	.build/release/herald-bench --herald .build/release/herald --scale-out --store postgres --json $(BENCH_JSON)
 	@python3 -c 'import matplotlib' 2>/dev/null || python3 -m pip install -q matplotlib

@@ -5,7 +5,7 @@
   chat size measured, with the ratio written on each Herald bar, and the plain Python bridge's backlog drain where
   the run measured it;
 - latency.png: publish→notification p50 and p99 (the MQTT sink delivering every output) at each publish rate,
-  per store, beside the plain subscriber's p99 on the same broker.
+  per store and chat shape, beside the plain subscriber's p99 on the same broker.
 
 Usage: plot_bench.py FIGURES.jsonl OUTPUT_DIR
 """
@@ -79,9 +79,10 @@ def latency(rows, output):
     if not measured:
         return None
     figure, axes = plt.subplots(figsize=(10, 4.8))
-    styles = {"sqlite": ("#2f6fb0", "SQLite"), "postgres": ("#c0504d", "PostgreSQL")}
-    for store, (colour, label) in styles.items():
-        points = sorted((r for r in measured if r["store"] == store), key=lambda r: r["rate"])
+    styles = {("sqlite", 2): ("#2f6fb0", "SQLite"), ("postgres", 2): ("#c0504d", "PostgreSQL"),
+              ("sqlite", 5): ("#6aa84f", "SQLite, 5-member groups"), ("postgres", 5): ("#e3a32b", "PostgreSQL, 5-member groups")}
+    for (store, members), (colour, label) in styles.items():
+        points = sorted((r for r in measured if r["store"] == store and r.get("members", 2) == members), key=lambda r: r["rate"])
         if not points:
             continue
         rates = [p["rate"] for p in points]
