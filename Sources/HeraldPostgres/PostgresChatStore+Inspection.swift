@@ -53,22 +53,51 @@ extension PostgresChatStore: ChatStoreInspection {
     /// Every counter that exists or should, next to a recount from stored messages.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try read { session in
-            try session.query("""
-                WITH members AS (
-                    SELECT m.user_id, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
-                    WHERE (c.declared AND m.declared) OR (NOT c.declared AND m.inferred)),
-                pairs AS (SELECT user_id, chat FROM members UNION SELECT user_id, chat FROM unread_counters)
-                SELECT p.user_id, p.chat, coalesce((SELECT unread FROM unread_counters u WHERE u.user_id = p.user_id AND u.chat = p.chat), 0),
-                    CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user_id = p.user_id AND x.chat = p.chat) THEN
-                        (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user_id = p.user_id AND r.chat = p.chat
-                         WHERE m.chat = p.chat AND m.sender <> p.user_id
-                           AND (r.user_id IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))::int
-                    ELSE 0 END
-                FROM pairs p
-                """).map { row in
+            try session.query("\(unescaped: Self.countedUnread) SELECT user_id, chat, stored, recounted FROM counted").map { row in
                 let (user, chat, stored, recounted) = try row.decode((String, String, Int, Int).self)
                 return (UserID(user), ChatID(chat), stored, recounted)
             }
         }
     }
+
+    /// Every counter checked against a recount in one statement, without the statement timeout (it reads
+    /// every message); only those that differ come back row by row.
+    public func unreadDrift() throws -> UnreadDrift {
+        try read(unlimited: true) { session in
+            var drift = UnreadDrift(counters: 0, users: 0, differing: [])
+            for row in try session.query("""
+                \(unescaped: Self.countedUnread)
+                SELECT user_id, chat, stored, recounted FROM counted WHERE stored <> recounted
+                UNION ALL SELECT NULL, NULL, count(*)::int, count(DISTINCT user_id)::int FROM counted
+                """) {
+                let (user, chat, first, second) = try row.decode((String?, String?, Int, Int).self)
+                if let user, let chat {
+                    drift.differing.append(CounterDrift(user: UserID(user), chat: ChatID(chat), stored: first, recounted: second))
+                } else {
+                    (drift.counters, drift.users) = (first, second)
+                }
+            }
+            drift.differing.sort { ($0.user, $0.chat) < ($1.user, $1.chat) }
+            return drift
+        }
+    }
+
+    /// `counted(user_id, chat, stored, recounted)`, computed once: the members that count and every
+    /// stored counter, each with its stored count and a recount of the chat's messages after the user's
+    /// read position that the user did not send.
+    static let countedUnread = """
+        WITH members AS (
+            SELECT m.user_id, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
+            WHERE (c.declared AND m.declared) OR (NOT c.declared AND m.inferred)),
+        pairs AS (SELECT user_id, chat FROM members UNION SELECT user_id, chat FROM unread_counters),
+        counted AS MATERIALIZED (
+            SELECT p.user_id, p.chat,
+                coalesce((SELECT unread FROM unread_counters u WHERE u.user_id = p.user_id AND u.chat = p.chat), 0) AS stored,
+                CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user_id = p.user_id AND x.chat = p.chat) THEN
+                    (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user_id = p.user_id AND r.chat = p.chat
+                     WHERE m.chat = p.chat AND m.sender <> p.user_id
+                       AND (r.user_id IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))::int
+                ELSE 0 END AS recounted
+            FROM pairs p)
+        """
 }

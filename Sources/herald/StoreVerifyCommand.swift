@@ -25,7 +25,7 @@ struct StoreVerifyCommand: AsyncParsableCommand {
     @Flag(help: "Set the counters that differ to the recount and queue their users' badges.")
     var repair = false
 
-    @Option(help: "Counters to list at most.")
+    @Option(help: ArgumentHelp("Counters to list at most.", valueName: "n"))
     var show = 20
 
     /// Counters repaired per transaction.
@@ -35,15 +35,14 @@ struct StoreVerifyCommand: AsyncParsableCommand {
         let configuration = try config.load()
         let store = try configuration.store.open(logger: makeLogger(level: .notice))
         FileHandle.standardError.write(Data("Recounting every unread counter from the stored messages…\n".utf8))
-        let counters = try store.unreadAgainstRecount()
-        let drifted = counters.filter { $0.stored != $0.recounted }
-        let users = Set(counters.map(\.user)).count
+        let drift = try store.unreadDrift()
+        let drifted = drift.differing
         guard !drifted.isEmpty else {
-            print("All \(counters.count) unread counters of \(users) users equal a recount of the stored messages.")
+            print("All \(drift.counters) unread counters of \(drift.users) users equal a recount of the stored messages.")
             return
         }
-        print("\(drifted.count) of \(counters.count) unread counters differ from a recount of the stored messages:")
-        print(Self.table(drifted.prefix(max(0, show)).map { ($0.user, $0.chat, $0.stored, $0.recounted) }))
+        print("\(drifted.count) of \(drift.counters) unread counters differ from a recount of the stored messages:")
+        print(Self.table(Array(drifted.prefix(max(0, show)))))
         if drifted.count > show { print("  … and \(drifted.count - show) more") }
         guard repair else {
             print("Run it again with --repair to set them to the recount and send their users' badges.")
@@ -51,7 +50,7 @@ struct StoreVerifyCommand: AsyncParsableCommand {
         }
 
         let router = try makeRouter(configuration, store: store, logger: makeLogger(level: .warning))
-        var repaired: [CounterRepair] = []
+        var repaired: [CounterDrift] = []
         var done = 0
         for start in stride(from: 0, to: drifted.count, by: Self.repairChunk) {
             let chunk = drifted[start..<min(start + Self.repairChunk, drifted.count)]
@@ -70,7 +69,7 @@ struct StoreVerifyCommand: AsyncParsableCommand {
     }
 
     /// Rows under a header, in columns.
-    static func table(_ rows: [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]) -> String {
+    static func table(_ rows: [CounterDrift]) -> String {
         let lines = [["user", "chat", "stored", "recount"]] + rows.map { [$0.user.rawValue, $0.chat.rawValue, "\($0.stored)", "\($0.recounted)"] }
         let widths = (0..<4).map { column in lines.map { $0[column].count }.max() ?? 0 }
         return lines.map { line in

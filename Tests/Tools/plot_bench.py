@@ -78,7 +78,7 @@ def latency(rows, output):
     measured = [r for r in rows if r["kind"] == "latency" and r.get("sink_delivering")]
     if not measured:
         return None
-    figure, axes = plt.subplots(figsize=(10, 4.8))
+    figure, axes = plt.subplots(figsize=(12, 4.8))
     styles = {("sqlite", 2): ("#2f6fb0", "SQLite"), ("postgres", 2): ("#c0504d", "PostgreSQL"),
               ("sqlite", 5): ("#6aa84f", "SQLite, 5-member groups"), ("postgres", 5): ("#e3a32b", "PostgreSQL, 5-member groups")}
     for (store, members), (colour, label) in styles.items():
@@ -96,7 +96,7 @@ def latency(rows, output):
     axes.set_ylabel("publish → notification, ms")
     axes.set_title("Latency with the MQTT sink delivering every output")
     axes.grid(True, which="both", alpha=0.3)
-    axes.legend(fontsize=8)
+    axes.legend(fontsize=7, loc="upper left", bbox_to_anchor=(1.01, 1.0))  # beside the plot, clear of the lines
     figure.tight_layout()
     path = os.path.join(output, "latency.png")
     figure.savefig(path, dpi=110)

@@ -1,26 +1,5 @@
 public import HeraldPluginAPI
 
-/// An unread counter that differed from a recount of the stored messages, and what it was set to.
-public struct CounterRepair: Hashable, Sendable {
-    /// Whose counter.
-    public var user: UserID
-    /// Which chat.
-    public var chat: ChatID
-    /// The count the store held.
-    public var stored: Int
-    /// The count of the chat's stored messages after the user's read position, not sent by the user (0
-    /// for someone who is not a member).
-    public var recounted: Int
-
-    /// Creates a value.
-    public init(user: UserID, chat: ChatID, stored: Int, recounted: Int) {
-        self.user = user
-        self.chat = chat
-        self.stored = stored
-        self.recounted = recounted
-    }
-}
-
 extension EventRouter {
     /// Recounts the unread counters of `pairs` from the stored messages and read positions and sets
     /// every one that differs, in one transaction, queueing the new badge of each user whose counter
@@ -29,12 +8,12 @@ extension EventRouter {
     /// The recount runs inside the write transaction on the slice the router loads for a batch, so a
     /// gateway committing at the same time never sees a half-repaired chat and is never undone by it.
     /// Repeating it changes nothing.
-    /// - Returns: the counters that changed, by user and chat.
-    public func recountUnread(_ pairs: [(user: UserID, chat: ChatID)]) throws(IngestError) -> [CounterRepair] {
+    /// - Returns: the counters that changed (what they held and what they hold now), by user and chat.
+    public func recountUnread(_ pairs: [(user: UserID, chat: ChatID)]) throws(IngestError) -> [CounterDrift] {
         guard !pairs.isEmpty else { return [] }
         var usersByChat: [ChatID: Set<UserID>] = [:]
         for pair in pairs { usersByChat[pair.chat, default: []].insert(pair.user) }
-        let repairs: [CounterRepair]
+        let repairs: [CounterDrift]
         do {
             repairs = try store.write { tx in try applyRecount(usersByChat, in: tx) }
         } catch {
@@ -45,7 +24,7 @@ extension EventRouter {
         return repairs
     }
 
-    private func applyRecount(_ usersByChat: [ChatID: Set<UserID>], in tx: any ChatTransaction) throws -> [CounterRepair] {
+    private func applyRecount(_ usersByChat: [ChatID: Set<UserID>], in tx: any ChatTransaction) throws -> [CounterDrift] {
         var keys = SliceKeys()
         keys.chats = Set(usersByChat.keys)
         var slice = try tx.loadSlice(keys)
@@ -53,13 +32,13 @@ extension EventRouter {
         slice.ranges = try tx.summarise(Self.recountRanges(usersByChat, in: slice))
 
         var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
-        var repairs: [CounterRepair] = []
+        var repairs: [CounterDrift] = []
         for chat in usersByChat.keys.sorted() {
             let users = usersByChat[chat] ?? []
             var before: [UserID: Int] = [:]
             for user in users { before[user] = try applier.model.unread(user: user, chat: chat) }
             for user in try applier.settleUnread(users, in: chat) {
-                repairs.append(CounterRepair(user: user, chat: chat, stored: before[user] ?? 0,
+                repairs.append(CounterDrift(user: user, chat: chat, stored: before[user] ?? 0,
                                              recounted: try applier.model.unread(user: user, chat: chat)))
             }
         }

@@ -6,6 +6,9 @@ public protocol ChatStoreInspection: ChatStore {
     func modelSnapshot() throws -> [String]
     /// Every (user, chat) unread counter that exists or should, next to a recount from stored messages.
     func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]
+    /// The same recount in one pass, keeping only the counters that differ and how many were checked: what
+    /// `herald store verify` reads, in memory that follows the drift, not the store.
+    func unreadDrift() throws -> UnreadDrift
     /// Whether a message is committed: one key lookup, cheap enough to poll.
     func containsMessage(chat: ChatID, id: MessageID) throws -> Bool
     /// Per stored message, its `sent_at` and `received_at − sent_at` (apply time minus send time),

@@ -107,23 +107,50 @@ public final class SQLiteChatStore: ChatStoreInspection {
     /// members that count (declared if the chat was created, else inferred) and every stored counter.
     public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
         try pool.read { db in
-            try Row.fetchAll(db, sql: """
-                WITH members AS (
-                    SELECT m.user, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
-                    WHERE (c.declared = 1 AND m.declared = 1) OR (c.declared = 0 AND m.inferred = 1)),
-                pairs AS (SELECT user, chat FROM members UNION SELECT user, chat FROM unread)
-                SELECT p.user, p.chat, coalesce((SELECT count FROM unread u WHERE u.user = p.user AND u.chat = p.chat), 0),
-                    CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user = p.user AND x.chat = p.chat) THEN
-                        (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user = p.user AND r.chat = p.chat
-                         WHERE m.chat = p.chat AND m.sender <> p.user
-                           AND (r.user IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))
-                    ELSE 0 END
-                FROM pairs p ORDER BY p.user, p.chat
-                """).map { row in
+            try Row.fetchAll(db, sql: Self.countedUnread + "SELECT user, chat, stored, recounted FROM counted ORDER BY user, chat").map { row in
                 (UserID(row[0] as String), ChatID(row[1] as String), row[2], row[3])
             }
         }
     }
+
+    /// Every counter checked against a recount in one pass; only those that differ come back row by row.
+    public func unreadDrift() throws -> UnreadDrift {
+        try pool.read { db in
+            var drift = UnreadDrift(counters: 0, users: 0, differing: [])
+            let sql = Self.countedUnread + """
+                SELECT user, chat, stored, recounted FROM counted WHERE stored <> recounted
+                UNION ALL SELECT NULL, NULL, count(*), count(DISTINCT user) FROM counted
+                """
+            for row in try Row.fetchAll(db, sql: sql) {
+                if let user = row[0] as String?, let chat = row[1] as String? {
+                    drift.differing.append(CounterDrift(user: UserID(user), chat: ChatID(chat), stored: row[2], recounted: row[3]))
+                } else {
+                    (drift.counters, drift.users) = (row[2], row[3])
+                }
+            }
+            drift.differing.sort { ($0.user, $0.chat) < ($1.user, $1.chat) }
+            return drift
+        }
+    }
+
+    /// `counted(user, chat, stored, recounted)`, computed once: the members that count and every stored
+    /// counter, each with its stored count and a recount of the chat's messages after the user's read
+    /// position that the user did not send.
+    static let countedUnread = """
+        WITH members AS (
+            SELECT m.user, m.chat FROM chat_members m JOIN chats c ON c.chat = m.chat
+            WHERE (c.declared = 1 AND m.declared = 1) OR (c.declared = 0 AND m.inferred = 1)),
+        pairs AS (SELECT user, chat FROM members UNION SELECT user, chat FROM unread),
+        counted AS MATERIALIZED (
+            SELECT p.user, p.chat, coalesce((SELECT count FROM unread u WHERE u.user = p.user AND u.chat = p.chat), 0) AS stored,
+                CASE WHEN EXISTS (SELECT 1 FROM members x WHERE x.user = p.user AND x.chat = p.chat) THEN
+                    (SELECT count(*) FROM messages m LEFT JOIN read_positions r ON r.user = p.user AND r.chat = p.chat
+                     WHERE m.chat = p.chat AND m.sender <> p.user
+                       AND (r.user IS NULL OR (m.sent_at, m.id) > (r.sent_at, r.message_id)))
+                ELSE 0 END AS recounted
+            FROM pairs p)
+
+        """
 
     /// The model tables as sorted lines (see ``ModelSnapshotLine``).
     public func modelSnapshot() throws -> [String] {

@@ -9,7 +9,7 @@ import Testing
 /// Counters that drifted from the stored messages (written by hand here, as a restored backup or an edit
 /// would leave them) are found by the recount and set back by the router, with the users' badges queued.
 @Suite("Unread counters repaired from a recount, SQLite and PostgreSQL")
-struct CounterRepairTests {
+struct CounterDriftTests {
     @Test(arguments: StoreBackend.allCases) func driftedCountersAreSetToTheRecountAndTheirUsersGetBadges(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         try await harness.offPool {
@@ -26,9 +26,9 @@ struct CounterRepairTests {
         try await harness.setStoredUnread(user: "erin", chat: "c1", to: 2)     // not a member: 0
         try await harness.setStoredUnread(user: "dave", chat: "c2", to: 0)     // should be 1
         let found = try drift(in: harness.store)
-        #expect(found == [CounterRepair(user: "bob", chat: "c1", stored: 5, recounted: 1),
-                          CounterRepair(user: "dave", chat: "c2", stored: 0, recounted: 1),
-                          CounterRepair(user: "erin", chat: "c1", stored: 2, recounted: 0)])
+        #expect(found == [CounterDrift(user: "bob", chat: "c1", stored: 5, recounted: 1),
+                          CounterDrift(user: "dave", chat: "c2", stored: 0, recounted: 1),
+                          CounterDrift(user: "erin", chat: "c1", stored: 2, recounted: 0)])
 
         try await harness.offPool {
             let repairs = try harness.router.recountUnread(found.map { ($0.user, $0.chat) })
@@ -53,18 +53,23 @@ struct CounterRepairTests {
         try await harness.offPool {
             try harness.apply(message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
             #expect(try harness.badge("bob").unread == 8)
-            #expect(try harness.router.recountUnread([("bob", "c1")]) == [CounterRepair(user: "bob", chat: "c1", stored: 8, recounted: 2)])
+            #expect(try harness.router.recountUnread([("bob", "c1")]) == [CounterDrift(user: "bob", chat: "c1", stored: 8, recounted: 2)])
             try harness.apply(message("c1", "m3", from: "alice", to: ["bob"], at: 3000))
             #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 3, chats: ["c1": 3]))
         }
         #expect(try drift(in: harness.store).isEmpty)
     }
 
-    /// The counters that differ from a recount, as the CLI finds them.
-    private func drift(in store: any ChatStoreInspection) throws -> [CounterRepair] {
-        try store.unreadAgainstRecount().filter { $0.stored != $0.recounted }
-            .map { CounterRepair(user: $0.user, chat: $0.chat, stored: $0.stored, recounted: $0.recounted) }
-            .sorted { ($0.user, $0.chat) < ($1.user, $1.chat) }
+    /// The counters that differ from a recount, as the CLI finds them, after checking that the one-pass
+    /// query agrees with the full listing.
+    private func drift(in store: any ChatStoreInspection) throws -> [CounterDrift] {
+        let all = try store.unreadAgainstRecount()
+        let drift = try store.unreadDrift()
+        #expect(drift.counters == all.count && drift.users == Set(all.map(\.user)).count)
+        #expect(drift.differing == all.filter { $0.stored != $0.recounted }
+            .map { CounterDrift(user: $0.user, chat: $0.chat, stored: $0.stored, recounted: $0.recounted) }
+            .sorted { ($0.user, $0.chat) < ($1.user, $1.chat) })
+        return drift.differing
     }
 }
 
