@@ -1,0 +1,59 @@
+import Foundation
+import HeraldTestKit
+import Testing
+
+/// `herald run` limits glibc's malloc arenas to two unless `MALLOC_ARENA_MAX` is set: counted in the
+/// running process's memory map after it has carried messages on all its threads.
+@Suite("malloc arenas of herald run")
+struct MallocArenaTests {
+    @Test func theGatewayRunsOnTwoArenasUnlessTheEnvironmentSaysOtherwise() async throws {
+        let fixture = try await GatewayFixture()
+        #expect(try await arenas(of: fixture, environment: [:]) <= 1, "the main arena and at most one other")
+        // Where the environment asks for more, glibc gives each allocating thread its own: the count above
+        // would show them.
+        #expect(try await arenas(of: fixture, environment: ["MALLOC_ARENA_MAX": "8"]) >= 2)
+    }
+
+    /// Arenas besides the main one in a gateway that has stored and notified some messages.
+    private func arenas(of fixture: GatewayFixture, environment: [String: String]) async throws -> Int {
+        let herald = try HeraldProcess(configPath: fixture.configPath, logPath: fixture.directory.path("herald-\(UUID().uuidString.prefix(6)).log"),
+                                       environment: environment)
+        try await herald.waitUntilConnected()
+        let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/+/notifications"])
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let batch = UUID().uuidString.prefix(6)
+        for index in 0..<200 {
+            try client.publish("chats/c\(index % 10)/messages", messageJSON(id: "\(batch)-\(index)", from: "alice", to: ["bob", "carol"]))
+        }
+        try await observer.waitForMessages("400 notifications") { $0.count >= 400 }
+        let count = try Self.mmappedArenas(pid: herald.child.pid)
+        herald.child.signal(SIGTERM)
+        #expect(try await herald.child.waitForExit() == 0)
+        for peer in [observer, client] { try await peer.close() }
+        return count
+    }
+
+    /// glibc maps every arena but the main one as a 64 MiB region aligned to 64 MiB (`HEAP_MAX_SIZE`),
+    /// anonymous, its used part read-write and the rest reserved: count those runs in `/proc/PID/maps`.
+    static func mmappedArenas(pid: pid_t) throws -> Int {
+        let size: UInt64 = 64 << 20
+        let regions: [(start: UInt64, end: UInt64, anonymous: Bool)] = try String(contentsOfFile: "/proc/\(pid)/maps", encoding: .utf8)
+            .split(separator: "\n").compactMap { line in
+                let fields = line.split(separator: " ", omittingEmptySubsequences: true)
+                let bounds = fields.first?.split(separator: "-").compactMap { UInt64($0, radix: 16) } ?? []
+                guard bounds.count == 2 else { return nil }
+                return (bounds[0], bounds[1], fields.count < 6)
+            }
+        var count = 0
+        for (index, region) in regions.enumerated() where region.anonymous && region.start % size == 0 {
+            var end = region.end
+            var next = index + 1
+            while end - region.start < size, next < regions.count, regions[next].anonymous, regions[next].start == end {
+                end = regions[next].end
+                next += 1
+            }
+            if end - region.start == size { count += 1 }
+        }
+        return count
+    }
+}
