@@ -88,6 +88,20 @@ extension PostgresChatStore {
         try read { session in try session.execute("UPDATE dead_letters SET replayed_at = \(time.milliseconds) WHERE id = \(id)") }
     }
 
+    /// Removes up to `limit` selected dead letters, oldest first.
+    public func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int {
+        try read { session in
+            try session.execute("""
+                DELETE FROM dead_letters WHERE id IN (
+                    SELECT id FROM dead_letters
+                    WHERE (NOT \(selection.replayedOnly) OR replayed_at IS NOT NULL)
+                      AND (\(selection.receivedBefore?.milliseconds)::int8 IS NULL OR received_at < \(selection.receivedBefore?.milliseconds))
+                      AND (\(selection.adapter)::text IS NULL OR adapter = \(selection.adapter))
+                    ORDER BY id LIMIT \(limit))
+                """)
+        }
+    }
+
     /// A source's committed checkpoint.
     public func checkpoint(source: String, key: String) throws -> String? {
         try read { session in

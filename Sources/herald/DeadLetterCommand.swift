@@ -9,8 +9,8 @@ import Metrics
 struct DeadLetterCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "dlq",
-        abstract: "Inspect and replay the dead-letter queue.",
-        subcommands: [List.self, Replay.self])
+        abstract: "Inspect, replay and purge the dead-letter queue.",
+        subcommands: [List.self, Replay.self, Purge.self])
 
     struct List: AsyncParsableCommand {
         static let configuration = CommandConfiguration(

@@ -95,6 +95,7 @@ private final class ReadRecordingStore: ChatStore {
     func openDeadLetterCount() throws -> Int { try base.openDeadLetterCount() }
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter] { try base.deadLetters(limit: limit, includeReplayed: includeReplayed) }
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws { try base.markReplayed(deadLetter: id, at: time) }
+    func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int { try base.purgeDeadLetters(selection, limit: limit) }
     func statistics() throws -> StoreStatistics { try base.statistics() }
     func checkpoint(source: String, key: String) throws -> String? { try base.checkpoint(source: source, key: key) }
     func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {

@@ -55,6 +55,9 @@ public protocol ChatStore: Sendable {
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter]
     /// Marks a dead-lettered input as replayed successfully.
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws
+    /// Removes up to `limit` of the dead letters `selection` takes, oldest first, keeping the count of open
+    /// ones right. Returns how many it removed.
+    func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int
     /// Summary counts for tests, status and benchmarks.
     func statistics() throws -> StoreStatistics
     /// A source's committed checkpoint, or `nil`.

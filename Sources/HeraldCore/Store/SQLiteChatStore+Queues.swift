@@ -108,6 +108,24 @@ extension SQLiteChatStore {
         }
     }
 
+    /// Removes up to `limit` selected dead letters, oldest first, and takes the open ones among them off
+    /// the count of open letters, in one transaction.
+    public func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int {
+        try pool.write { db in
+            let removed = try Row.fetchAll(db, sql: """
+                DELETE FROM dead_letters WHERE id IN (
+                    SELECT id FROM dead_letters
+                    WHERE (? = 0 OR replayed_at IS NOT NULL) AND (? IS NULL OR received_at < ?) AND (? IS NULL OR adapter = ?)
+                    ORDER BY id LIMIT ?)
+                RETURNING replayed_at IS NULL
+                """, arguments: [selection.replayedOnly, selection.receivedBefore?.milliseconds, selection.receivedBefore?.milliseconds,
+                                 selection.adapter, selection.adapter, limit])
+            let open = removed.filter { $0[0] as Bool }.count
+            if open > 0 { try StoreCounter.add(-open, to: StoreCounter.openDeadLetters, in: db) }
+            return removed.count
+        }
+    }
+
     /// Marks a dead-lettered input as replayed successfully (again, if it was already).
     public func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
         try pool.write { db in
