@@ -12,7 +12,7 @@ extension DeadLetterCommand {
             discussion: """
                 Every condition given must hold; with none it refuses, unless --all asks for every dead letter. \
                 The oldest go first, in transactions of \(chunk) rows, so a running gateway's commits wait for \
-                one at most. Run `herald dlq list` first to see what a condition takes.
+                one at most. --dry-run counts what the conditions take and removes nothing.
 
                 Durations: a number and a unit, s, m, h or d (30d, 12h).
                 """)
@@ -24,6 +24,7 @@ extension DeadLetterCommand {
         @Option(help: ArgumentHelp("Only those of this source, or of this sink for outputs it gave up on.", valueName: "name"))
         var adapter: String?
         @Flag(help: "Every dead letter, with no condition.") var all = false
+        @Flag(help: "Count what would be purged; remove nothing.") var dryRun = false
 
         /// Rows removed per transaction.
         static let chunk = 10_000
@@ -47,6 +48,10 @@ extension DeadLetterCommand {
             let selection = DeadLetterSelection(replayedOnly: replayed, receivedBefore: olderThan.flatMap(Self.milliseconds).map {
                 now.adding(milliseconds: -$0)
             }, adapter: adapter)
+            if dryRun {
+                print("Would purge \(try store.deadLetterCount(selection)) dead letters.")
+                return
+            }
             var purged = 0
             while true {
                 let removed = try store.purgeDeadLetters(selection, limit: Self.chunk)

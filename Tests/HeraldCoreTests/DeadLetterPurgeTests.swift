@@ -23,11 +23,16 @@ struct DeadLetterPurgeTests {
             #expect(try store.openDeadLetterCount() == 3)
 
             func origins() throws -> [String] { try store.deadLetters(limit: 10, includeReplayed: true).map(\.provenance.origin) }
+            #expect(try store.deadLetterCount(DeadLetterSelection()) == 4)
+            #expect(try store.deadLetterCount(DeadLetterSelection(receivedBefore: Timestamp(milliseconds: day))) == 2)
+            #expect(try store.deadLetterCount(DeadLetterSelection(replayedOnly: true, adapter: "a")) == 0)
             #expect(try store.purgeDeadLetters(DeadLetterSelection(replayedOnly: true), limit: 100) == 1)
             #expect(try origins() == ["a1", "b1", "a2"])
             #expect(try store.openDeadLetterCount() == 3, "a replayed letter was not open")
 
-            #expect(try store.purgeDeadLetters(DeadLetterSelection(receivedBefore: Timestamp(milliseconds: day), adapter: "a"), limit: 100) == 1)
+            let early = DeadLetterSelection(receivedBefore: Timestamp(milliseconds: day), adapter: "a")
+            #expect(try store.deadLetterCount(early) == 1)
+            #expect(try store.purgeDeadLetters(early, limit: 100) == 1)
             #expect(try origins() == ["b1", "a2"])
             #expect(try store.purgeDeadLetters(DeadLetterSelection(adapter: "nobody"), limit: 100) == 0)
 

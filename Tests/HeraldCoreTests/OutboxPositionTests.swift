@@ -96,6 +96,7 @@ private final class ReadRecordingStore: ChatStore {
     func deadLetters(limit: Int, includeReplayed: Bool) throws -> [DeadLetter] { try base.deadLetters(limit: limit, includeReplayed: includeReplayed) }
     func markReplayed(deadLetter id: Int64, at time: Timestamp) throws { try base.markReplayed(deadLetter: id, at: time) }
     func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int { try base.purgeDeadLetters(selection, limit: limit) }
+    func deadLetterCount(_ selection: DeadLetterSelection) throws -> Int { try base.deadLetterCount(selection) }
     func statistics() throws -> StoreStatistics { try base.statistics() }
     func checkpoint(source: String, key: String) throws -> String? { try base.checkpoint(source: source, key: key) }
     func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {

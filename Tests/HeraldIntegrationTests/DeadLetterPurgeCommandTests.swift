@@ -21,6 +21,9 @@ struct DeadLetterPurgeCommandTests {
         #expect(none.status == 0 && none.output.contains("Purged 0 dead letters; 3 not replayed remain."), "\(none.output)")
         let recent = try await fixture.cli(["dlq", "purge", "--older-than", "1d"])
         #expect(recent.output.contains("Purged 0 dead letters"), "they arrived just now: \(recent.output)")
+        let dryRun = try await fixture.cli(["dlq", "purge", "--adapter", "broker", "--older-than", "0s", "--dry-run"])
+        #expect(dryRun.status == 0 && dryRun.output.contains("Would purge 3 dead letters."), "\(dryRun.output)")
+        #expect(try fixture.store().openDeadLetterCount() == 3, "a dry run removes nothing")
         let all = try await fixture.cli(["dlq", "purge", "--adapter", "broker", "--older-than", "0s"])
         #expect(all.status == 0 && all.output.contains("Purged 3 dead letters; 0 not replayed remain."), "\(all.output)")
 

@@ -58,6 +58,8 @@ public protocol ChatStore: Sendable {
     /// Removes up to `limit` of the dead letters `selection` takes, oldest first, keeping the count of open
     /// ones right. Returns how many it removed.
     func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int
+    /// How many dead letters `selection` takes.
+    func deadLetterCount(_ selection: DeadLetterSelection) throws -> Int
     /// Summary counts for tests, status and benchmarks.
     func statistics() throws -> StoreStatistics
     /// A source's committed checkpoint, or `nil`.

@@ -112,18 +112,31 @@ extension SQLiteChatStore {
     /// the count of open letters, in one transaction.
     public func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int {
         try pool.write { db in
+            var arguments = Self.arguments(of: selection)
+            _ = arguments.append(contentsOf: [limit])
             let removed = try Row.fetchAll(db, sql: """
                 DELETE FROM dead_letters WHERE id IN (
-                    SELECT id FROM dead_letters
-                    WHERE (? = 0 OR replayed_at IS NOT NULL) AND (? IS NULL OR received_at < ?) AND (? IS NULL OR adapter = ?)
-                    ORDER BY id LIMIT ?)
+                    SELECT id FROM dead_letters WHERE \(Self.selectionCondition) ORDER BY id LIMIT ?)
                 RETURNING replayed_at IS NULL
-                """, arguments: [selection.replayedOnly, selection.receivedBefore?.milliseconds, selection.receivedBefore?.milliseconds,
-                                 selection.adapter, selection.adapter, limit])
+                """, arguments: arguments)
             let open = removed.filter { $0[0] as Bool }.count
             if open > 0 { try StoreCounter.add(-open, to: StoreCounter.openDeadLetters, in: db) }
             return removed.count
         }
+    }
+
+    /// How many dead letters `selection` takes.
+    public func deadLetterCount(_ selection: DeadLetterSelection) throws -> Int {
+        try pool.read { db in
+            try Int.fetchOne(db, sql: "SELECT count(*) FROM dead_letters WHERE \(Self.selectionCondition)", arguments: Self.arguments(of: selection)) ?? 0
+        }
+    }
+
+    /// The condition of a ``DeadLetterSelection`` over `dead_letters`, with ``arguments(of:)``.
+    private static let selectionCondition = "(? = 0 OR replayed_at IS NOT NULL) AND (? IS NULL OR received_at < ?) AND (? IS NULL OR adapter = ?)"
+
+    private static func arguments(of selection: DeadLetterSelection) -> StatementArguments {
+        [selection.replayedOnly, selection.receivedBefore?.milliseconds, selection.receivedBefore?.milliseconds, selection.adapter, selection.adapter]
     }
 
     /// Marks a dead-lettered input as replayed successfully (again, if it was already).
