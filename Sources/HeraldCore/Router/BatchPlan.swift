@@ -87,6 +87,13 @@ struct BatchPlan {
             case .chatOpened, .chatClosed: break
             }
         }
+        return Self.ranges(candidates, in: slice)
+    }
+
+    /// For each (chat, user), the intervals between the read positions the user can reach: the stored one,
+    /// then each of `candidates`' keys above it, the last interval open to the chat's end. A pair with no
+    /// keys gets the one interval a recount of it needs.
+    static func ranges(_ candidates: [ChatUser: Set<MessageKey>], in slice: StateSlice) -> [StoredRange] {
         var ranges: [StoredRange] = []
         for (pair, keys) in candidates {
             guard let newest = slice.newestMessage[pair.chat] else { continue }

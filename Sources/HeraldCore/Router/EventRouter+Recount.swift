@@ -29,7 +29,9 @@ extension EventRouter {
         keys.chats = Set(usersByChat.keys)
         var slice = try tx.loadSlice(keys)
         slice.unread = try tx.loadUnread(users: usersByChat.values.reduce(into: Set<UserID>()) { $0.formUnion($1) })
-        slice.ranges = try tx.summarise(Self.recountRanges(usersByChat, in: slice))
+        var pairs: [ChatUser: Set<MessageKey>] = [:]
+        for (chat, users) in usersByChat { for user in users { pairs[ChatUser(chat: chat, user: user)] = [] } }
+        slice.ranges = try tx.summarise(BatchPlan.ranges(pairs, in: slice))
 
         var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
         var repairs: [CounterDrift] = []
@@ -50,20 +52,5 @@ extension EventRouter {
         }
         try tx.write(delta)
         return repairs
-    }
-
-    /// The stored messages each pair's recount needs: those after the user's read position, when the
-    /// chat has any there.
-    static func recountRanges(_ usersByChat: [ChatID: Set<UserID>], in slice: StateSlice) -> [StoredRange] {
-        var ranges: [StoredRange] = []
-        for (chat, users) in usersByChat {
-            guard let newest = slice.newestMessage[chat] else { continue }
-            for user in users {
-                let position = slice.readPositions[chat]?[user]
-                if let position, position >= newest { continue }
-                ranges.append(StoredRange(chat: chat, user: user, after: position, through: nil))
-            }
-        }
-        return ranges
     }
 }
