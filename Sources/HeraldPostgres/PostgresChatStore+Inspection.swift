@@ -51,11 +51,11 @@ extension PostgresChatStore: ChatStoreInspection {
     }
 
     /// Every counter that exists or should, next to a recount from stored messages.
-    public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
+    public func unreadAgainstRecount() throws -> [CounterDrift] {
         try read { session in
             try session.query("\(unescaped: Self.countedUnread) SELECT user_id, chat, stored, recounted FROM counted").map { row in
                 let (user, chat, stored, recounted) = try row.decode((String, String, Int, Int).self)
-                return (UserID(user), ChatID(chat), stored, recounted)
+                return CounterDrift(user: UserID(user), chat: ChatID(chat), stored: stored, recounted: recounted)
             }
         }
     }

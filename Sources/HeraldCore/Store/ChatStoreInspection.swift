@@ -5,7 +5,7 @@ public protocol ChatStoreInspection: ChatStore {
     /// The model tables (not the outbox or presence) as sorted lines, equal for equal models on any backend.
     func modelSnapshot() throws -> [String]
     /// Every (user, chat) unread counter that exists or should, next to a recount from stored messages.
-    func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)]
+    func unreadAgainstRecount() throws -> [CounterDrift]
     /// The same recount in one pass, keeping only the counters that differ and how many were checked: what
     /// `herald store verify` reads, in memory that follows the drift, not the store.
     func unreadDrift() throws -> UnreadDrift

@@ -105,10 +105,10 @@ public final class SQLiteChatStore: ChatStoreInspection {
 
     /// Every (user, chat) unread counter next to a recount from stored messages, for consistency checks:
     /// members that count (declared if the chat was created, else inferred) and every stored counter.
-    public func unreadAgainstRecount() throws -> [(user: UserID, chat: ChatID, stored: Int, recounted: Int)] {
+    public func unreadAgainstRecount() throws -> [CounterDrift] {
         try pool.read { db in
             try Row.fetchAll(db, sql: Self.countedUnread + "SELECT user, chat, stored, recounted FROM counted ORDER BY user, chat").map { row in
-                (UserID(row[0] as String), ChatID(row[1] as String), row[2], row[3])
+                CounterDrift(user: UserID(row[0] as String), chat: ChatID(row[1] as String), stored: row[2], recounted: row[3])
             }
         }
     }
