@@ -91,32 +91,29 @@ extension PostgresChatStore {
     /// Removes up to `limit` selected dead letters, oldest first.
     public func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int {
         try read { session in
-            var query = PostgresQuery(unsafeSQL: "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters WHERE ")
-            Self.appendCondition(of: selection, to: &query)
-            query.sql += " ORDER BY id LIMIT \(limit))"
-            return try session.execute(query)
+            try session.execute(Self.selecting(selection, "DELETE FROM dead_letters WHERE id IN (SELECT id FROM dead_letters WHERE ",
+                                               " ORDER BY id LIMIT \(limit))"))
         }
     }
 
     /// How many dead letters `selection` takes.
     public func deadLetterCount(_ selection: DeadLetterSelection) throws -> Int {
         try read(unlimited: true) { session in
-            var query = PostgresQuery(unsafeSQL: "SELECT count(*) FROM dead_letters WHERE ")
-            Self.appendCondition(of: selection, to: &query)
-            return try session.query(query).map { try $0.decode(Int.self) }.first ?? 0
+            try session.query(Self.selecting(selection, "SELECT count(*) FROM dead_letters WHERE ", ""))
+                .map { try $0.decode(Int.self) }.first ?? 0
         }
     }
 
-    /// Appends the condition of a ``DeadLetterSelection`` over `dead_letters`, with its values bound.
-    private static func appendCondition(of selection: DeadLetterSelection, to query: inout PostgresQuery) {
-        var bindings = query.binds
-        bindings.append(selection.replayedOnly)
-        bindings.append(selection.receivedBefore?.milliseconds)
-        bindings.append(selection.adapter)
-        let first = bindings.count - 2
-        query.sql += "(NOT $\(first) OR replayed_at IS NOT NULL) AND ($\(first + 1)::int8 IS NULL OR received_at < $\(first + 1)) "
-            + "AND ($\(first + 2)::text IS NULL OR adapter = $\(first + 2))"
-        query.binds = bindings
+    /// `before`, the condition of `selection` over `dead_letters` with its values bound, then `after`
+    /// (neither binds a value).
+    private static func selecting(_ selection: DeadLetterSelection, _ before: String, _ after: String) -> PostgresQuery {
+        let received = selection.receivedBefore?.milliseconds
+        var query: PostgresQuery = """
+            (NOT \(selection.replayedOnly) OR replayed_at IS NOT NULL) AND (\(received)::int8 IS NULL OR received_at < \(received))
+            AND (\(selection.adapter)::text IS NULL OR adapter = \(selection.adapter))
+            """
+        query.sql = before + query.sql + after
+        return query
     }
 
     /// A source's committed checkpoint.
