@@ -237,7 +237,7 @@ public struct AdminSection: Decodable, Sendable {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         enabled = try container.decodeIfPresent(Bool.self, forKey: AnyCodingKey(stringValue: "enabled")) ?? enabled
         listen = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "listen")) ?? listen
-        token = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token")).map(Secret.init)
+        token = try container.decodeIfPresent(Secret.self, forKey: AnyCodingKey(stringValue: "token"))
         tokenFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "token_file"))
         reconnectBudgetSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "reconnect_budget_s"))
             ?? reconnectBudgetSeconds

@@ -11,3 +11,11 @@ public struct Secret: Sendable, Hashable, CustomStringConvertible, CustomDebugSt
     /// Always `<redacted>`.
     public var debugDescription: String { "<redacted>" }
 }
+
+extension Secret: Decodable {
+    /// Decodes a secret from a config string (after `${ENV_VAR}` interpolation), so config types hold it
+    /// wrapped from the start.
+    public init(from decoder: any Decoder) throws {
+        self.init(try decoder.singleValueContainer().decode(String.self))
+    }
+}

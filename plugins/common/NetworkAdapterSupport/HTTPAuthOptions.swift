@@ -30,8 +30,8 @@ public struct HTTPAuthOptions: Decodable, Sendable, Hashable {
     /// Decodes the auth keys of a section (they sit directly in the section).
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
-        headers = (try container.decodeIfPresent([String: String].self, forKey: .headers) ?? [:]).mapValues(Secret.init)
-        token = try container.decodeIfPresent(String.self, forKey: .token).map(Secret.init)
+        headers = try container.decodeIfPresent([String: Secret].self, forKey: .headers) ?? [:]
+        token = try container.decodeIfPresent(Secret.self, forKey: .token)
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
         tokenHeader = try container.decodeIfPresent(String.self, forKey: .tokenHeader) ?? "Authorization"
         tokenScheme = try container.decodeIfPresent(String.self, forKey: .tokenScheme) ?? "Bearer"

@@ -56,9 +56,9 @@ public struct HTTPIngestConfiguration: SourceConfiguration, Decodable {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         listen = try container.decodeIfPresent(String.self, forKey: .listen) ?? Self.defaultListen
         path = try container.decodeIfPresent(String.self, forKey: .path) ?? "/v1/events"
-        tokens = (try container.decodeIfPresent([String].self, forKey: .tokens) ?? []).map(Secret.init)
+        tokens = try container.decodeIfPresent([Secret].self, forKey: .tokens) ?? []
         tokenFile = try container.decodeIfPresent(String.self, forKey: .tokenFile)
-        webhookSecret = try container.decodeIfPresent(String.self, forKey: .webhookSecret).map(Secret.init)
+        webhookSecret = try container.decodeIfPresent(Secret.self, forKey: .webhookSecret)
         webhookSecretFile = try container.decodeIfPresent(String.self, forKey: .webhookSecretFile)
         signatureToleranceSeconds = try container.decodeIfPresent(Double.self, forKey: .signatureToleranceSeconds) ?? 300
         tls = try container.decodeIfPresent(HTTPServerTLSOptions.self, forKey: .tls)

@@ -32,7 +32,7 @@ public struct WebhookSinkConfiguration: SinkConfiguration, Decodable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: CodingKeys.self)
         urls = try container.decode([String: String].self, forKey: .urls)
-        secret = try container.decodeIfPresent(String.self, forKey: .secret).map(Secret.init)
+        secret = try container.decodeIfPresent(Secret.self, forKey: .secret)
         secretFile = try container.decodeIfPresent(String.self, forKey: .secretFile)
         maxAttempts = try container.decodeIfPresent(Int.self, forKey: .maxAttempts) ?? 10
         requestTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: .requestTimeoutSeconds) ?? 10

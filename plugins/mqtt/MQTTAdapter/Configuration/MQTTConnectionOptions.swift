@@ -40,7 +40,7 @@ public struct MQTTConnectionOptions: Decodable, Sendable {
         url = try container.decode(String.self, forKey: .url)
         clientID = try container.decode(String.self, forKey: .clientID)
         username = try container.decodeIfPresent(String.self, forKey: .username)
-        password = try container.decodeIfPresent(String.self, forKey: .password).map(Secret.init)
+        password = try container.decodeIfPresent(Secret.self, forKey: .password)
         passwordFile = try container.decodeIfPresent(String.self, forKey: .passwordFile)
         keepalive = try container.decodeIfPresent(Int.self, forKey: .keepalive) ?? 30
         tls = try container.decodeIfPresent(MQTTTLSOptions.self, forKey: .tls)
