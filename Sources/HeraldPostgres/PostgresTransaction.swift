@@ -79,35 +79,34 @@ struct PostgresTransaction: ChatTransaction {
             """)
     }
 
-    func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]] {
-        var counters: [UserID: [ChatID: Int]] = [:]
-        for user in users { counters[user] = [:] }
-        for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE user_id = ANY(\(users.map(\.rawValue))) AND unread <> 0") {
-            let (user, chat, count) = try row.decode((String, String, Int).self)
-            counters[UserID(user), default: [:]][ChatID(chat)] = count
-        }
-        return counters
-    }
-
-    func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary] {
+    /// Both counter loads in one statement, a `UNION ALL` told apart by `kind`: the users' unread
+    /// counters (kind 0), and per range (its ordinal) and sender the stored messages in it (kind 1).
+    func loadCounters(users: Set<UserID>, ranges: [StoredRange], into slice: inout StateSlice) throws {
+        slice.unread = Dictionary(uniqueKeysWithValues: users.map { ($0, [:]) })
         var summaries: [StoredRange: StoredRangeSummary] = [:]
-        guard !ranges.isEmpty else { return summaries }
         for range in ranges { summaries[range] = StoredRangeSummary() }
+        defer { slice.ranges = summaries }
+        guard !users.isEmpty || !ranges.isEmpty else { return }
         let low = ranges.map(\.lowerBound)
         let high = ranges.map(\.upperBound)
         for row in try session.query("""
-            SELECT k.i, m.sender, count(*) FROM unnest(\(ranges.map(\.chat.rawValue))::text[], \(ranges.map(\.user.rawValue))::text[],
-                \(low.map(\.sentAt))::int8[], \(low.map(\.id))::text[], \(high.map(\.sentAt))::int8[], \(high.map(\.id))::text[])
+            SELECT 0, 0::int8, user_id, chat, unread::int8 FROM unread_counters WHERE user_id = ANY(\(users.map(\.rawValue))) AND unread <> 0
+            UNION ALL SELECT 1, k.i, m.sender, NULL, count(*) FROM unnest(\(ranges.map(\.chat.rawValue))::text[],
+                \(ranges.map(\.user.rawValue))::text[], \(low.map(\.sentAt))::int8[], \(low.map(\.id))::text[],
+                \(high.map(\.sentAt))::int8[], \(high.map(\.id))::text[])
                 WITH ORDINALITY AS k(chat, user_id, low_at, low_id, high_at, high_id, i)
             JOIN messages m ON m.chat = k.chat AND (m.sent_at, m.id) > (k.low_at, k.low_id COLLATE "C")
                 AND (m.sent_at, m.id) <= (k.high_at, k.high_id COLLATE "C") AND m.sender <> k.user_id
             GROUP BY k.i, m.sender
             """) {
-            let (ordinal, sender, count) = try row.decode((Int, String, Int).self)
-            let range = ranges[ordinal - 1]
-            summaries[range]?.count += count
-            summaries[range]?.senders.insert(UserID(sender))
+            let (kind, ordinal, user, chat, count) = try row.decode((Int, Int, String, String?, Int).self)
+            if kind == 0, let chat {
+                slice.unread[UserID(user), default: [:]][ChatID(chat)] = count
+            } else if kind == 1 {
+                let range = ranges[ordinal - 1]
+                summaries[range]?.count += count
+                summaries[range]?.senders.insert(UserID(user))
+            }
         }
-        return summaries
     }
 }

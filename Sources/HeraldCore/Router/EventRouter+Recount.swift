@@ -28,10 +28,10 @@ extension EventRouter {
         var keys = SliceKeys()
         keys.chats = Set(usersByChat.keys)
         var slice = try tx.loadSlice(keys)
-        slice.unread = try tx.loadUnread(users: usersByChat.values.reduce(into: Set<UserID>()) { $0.formUnion($1) })
         var pairs: [ChatUser: Set<MessageKey>] = [:]
         for (chat, users) in usersByChat { for user in users { pairs[ChatUser(chat: chat, user: user)] = [] } }
-        slice.ranges = try tx.summarise(BatchPlan.ranges(pairs, in: slice))
+        try tx.loadCounters(users: usersByChat.values.reduce(into: Set<UserID>()) { $0.formUnion($1) },
+                            ranges: BatchPlan.ranges(pairs, in: slice), into: &slice)
 
         var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
         var repairs: [CounterDrift] = []

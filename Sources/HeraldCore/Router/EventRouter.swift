@@ -100,8 +100,7 @@ public final class EventRouter: IngestHandle {
         var slice = StateSlice()
         if !events.isEmpty {
             slice = try tx.loadSlice(plan.keys)
-            slice.unread = try tx.loadUnread(users: plan.users(in: slice))
-            slice.ranges = try tx.summarise(plan.ranges(in: slice))
+            try tx.loadCounters(users: plan.users(in: slice), ranges: plan.ranges(in: slice), into: &slice)
         }
 
         var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())

@@ -110,7 +110,7 @@ extension ChatStore {
     public var statementsInLastWrite: Int? { nil }
 }
 
-/// One write transaction, set-based: the router loads the state slice a batch touches in three calls,
+/// One write transaction, set-based: the router loads the state slice a batch touches in two calls,
 /// applies the batch in memory, and writes the difference in one call. Each call costs a number of
 /// statements that does not grow with the batch.
 public protocol ChatTransaction {
@@ -118,10 +118,10 @@ public protocol ChatTransaction {
     /// each chat's newest), memberships, read positions, presence, and reads waiting for the named
     /// messages. ``StateSlice/unread`` and ``StateSlice/ranges`` are left empty.
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice
-    /// Every unread counter of each user; a user without counters maps to an empty table.
-    func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]]
-    /// Counts and senders of the stored messages in each range.
-    func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary]
+    /// The counters part of the slice, which depends on the rest: every unread counter of each of
+    /// `users` into ``StateSlice/unread`` (a user without counters maps to an empty table), and the
+    /// count and senders of the stored messages in each of `ranges` into ``StateSlice/ranges``.
+    func loadCounters(users: Set<UserID>, ranges: [StoredRange], into slice: inout StateSlice) throws
     /// Writes a batch's changes. Throws ``StoreConflict`` when the store changed under the slice
     /// (another writer stored one of the batch's messages first).
     func write(_ delta: StoreDelta) throws

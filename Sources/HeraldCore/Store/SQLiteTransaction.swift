@@ -68,6 +68,11 @@ struct SQLiteTransaction: ChatTransaction {
         return slice
     }
 
+    func loadCounters(users: Set<UserID>, ranges: [StoredRange], into slice: inout StateSlice) throws {
+        slice.unread = try loadUnread(users: users)
+        slice.ranges = try summarise(ranges)
+    }
+
     func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]] {
         var counters: [UserID: [ChatID: Int]] = [:]
         for user in users { counters[user] = [:] }
