@@ -30,13 +30,18 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
     let storeFailures: Counter
     /// The lease on this sink's delivery when instances share the store, or `nil` to always deliver.
     let lease: Lease?
+    /// How long delivered entries may stay in the outbox before they are removed.
+    let purgeInterval: Duration
     private let storeFailureLog = RateLimitedLog(intervalMilliseconds: 10_000)
 
-    /// Creates a dispatcher for `sink`.
+    /// Creates a dispatcher for `sink`. Delivered entries leave the outbox at most every `purgeInterval`,
+    /// and at the latest that long after delivery caught up.
     public init(sink: any SinkAdapter, store: any ChatStore, signal: OutboxSignal, logger: Logger,
                 metrics: any MetricsFactory, clock: any WallClock = SystemClock(), blocking: BlockingCalls = BlockingCalls(),
-                batchSize: Int = 256, drainTimeout: Duration = .seconds(5), lease: Lease? = nil) {
+                batchSize: Int = 256, drainTimeout: Duration = .seconds(5), lease: Lease? = nil,
+                purgeInterval: Duration = .milliseconds(250)) {
         self.lease = lease
+        self.purgeInterval = purgeInterval
         self.blocking = blocking
         self.clock = clock
         self.sink = sink
@@ -95,6 +100,8 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
         var cursor: Int64 = 0
         /// Confirmed by the sink, not yet removed from the outbox (ascending).
         var unpurged: [Int64] = []
+        /// When the oldest of ``unpurged`` was confirmed.
+        var unpurgedSince: ContinuousClock.Instant?
         /// The store answered since the last failure (the next failure starts the backoff over).
         var storeAnswered = false
     }
@@ -102,12 +109,12 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
     private func deliverLoop(shutdown: ShutdownSignal, position: inout DeliveryPosition) async throws {
         var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
         var drainDeadline: ContinuousClock.Instant?
-        // Delivered entries are purged at most every 250 ms or when idle, so the dispatcher does not take
-        // the store's writer (and an fsync) for every batch. After a crash the unpurged tail is delivered
-        // again: at least once, as promised. With several writers an entry may commit below the cursor
-        // after the entries above it were read, so after a purge, and whenever it runs dry, the next read
-        // starts from the beginning; with one writer it reads on (`outboxFollowsCommitOrder`).
-        var lastPurge = ContinuousClock.now
+        // A delivered entry is purged once it has waited `purgeInterval`, with the others delivered by
+        // then, so the dispatcher does not take the store's writer (and an fsync) for every batch, nor at
+        // every pause of a steady load. After a crash the unpurged tail is delivered again: at least once,
+        // as promised. With several writers an entry may commit below the cursor after the entries above it
+        // were read, so after a purge, and whenever it runs dry with nothing to purge, the next read starts
+        // from the beginning; with one writer it reads on (`outboxFollowsCommitOrder`).
         let store = store, sinkName = sink.name, blocking = blocking
         let rewinds = !store.outboxFollowsCommitOrder
         func purge() async throws {
@@ -115,8 +122,8 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
             let delivered = position.unpurged
             try await blocking.run { try store.removeOutputs(sink: sinkName, delivered: delivered) }
             position.unpurged = []
+            position.unpurgedSince = nil
             if rewinds { position.cursor = 0 }
-            lastPurge = .now
         }
         while !Task.isCancelled {
             if shutdown.isTriggered, drainDeadline == nil { drainDeadline = .now + drainTimeout }
@@ -145,6 +152,11 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
             let batch = try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
             position.storeAnswered = true
             if batch.isEmpty {
+                if drainDeadline == nil, let since = position.unpurgedSince, ContinuousClock.now - since < purgeInterval {
+                    // Caught up, with delivered entries younger than the interval: new outputs go first.
+                    await subscription.wait(timeout: purgeInterval - (ContinuousClock.now - since))
+                    continue
+                }
                 try await purge()
                 if rewinds { position.cursor = 0 }  // an entry that committed below the cursor meanwhile is read next time
                 if drainDeadline != nil { return }
@@ -164,7 +176,7 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
             }
             guard failure.confirmed < batch.count else {
                 backoff.reset()
-                if ContinuousClock.now - lastPurge > .milliseconds(250) { try await purge() }
+                if let since = position.unpurgedSince, ContinuousClock.now - since >= purgeInterval { try await purge() }
                 continue
             }
             let head = batch[failure.confirmed]
@@ -198,6 +210,7 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
     /// Records what the sink confirmed: the cursor moves past it and it waits for the next purge.
     private func confirm(_ confirmed: ArraySlice<OutboxEnvelope>, position: inout DeliveryPosition) {
         guard let last = confirmed.last else { return }
+        if position.unpurged.isEmpty { position.unpurgedSince = .now }
         position.unpurged.append(contentsOf: confirmed.map(\.sequence))
         position.cursor = last.sequence
         deliveredTotal.increment(by: confirmed.count)
