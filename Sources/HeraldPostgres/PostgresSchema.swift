@@ -94,6 +94,8 @@ enum PostgresSchema {
             #"ALTER TABLE source_checkpoints ALTER COLUMN source TYPE text COLLATE "C", ALTER COLUMN key TYPE text COLLATE "C""#,
             #"ALTER TABLE leases ALTER COLUMN name TYPE text COLLATE "C", ALTER COLUMN holder TYPE text COLLATE "C""#,
         ]),
+        (6, "herald_load_slice and herald_load_counters: a batch's reads, planned once per connection",
+         [PostgresReadFunctions.slice, PostgresReadFunctions.counters, PostgresReadFunctions.writePageCost]),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

@@ -1,0 +1,73 @@
+/// The server-side functions that load a batch's state slice. A statement sent as text is parsed and
+/// planned at every call, and for the slice's six-way `UNION ALL` planning cost more than running it
+/// (about 1 ms against 0.6 ms for 27 chats); PL/pgSQL keeps a function's plans for the connection's
+/// life, so a commit pays only for running its reads. Both functions are `VOLATILE`: each statement in
+/// them takes a fresh snapshot, so the slice is read after the chat locks are taken.
+///
+/// A kept plan is made without the batch's keys, and every read here looks up a few rows per key. With
+/// the server's default `random_page_cost` (4, priced for spinning disks) the planner scans whole tables
+/// of a few thousand rows instead of their keys, about four times the work; ``pageCost`` prices a page
+/// read as on an SSD or from the cache, for these functions and `herald_write_batch` only.
+enum PostgresReadFunctions {
+    /// The `random_page_cost` Herald's functions plan with.
+    static let pageCost = "1.1"
+
+    /// Gives `herald_write_batch` the same page cost.
+    static let writePageCost = "ALTER FUNCTION herald_write_batch SET random_page_cost = \(pageCost)"
+
+    /// Creates (or replaces) `herald_load_slice`: takes the chats' write locks (see
+    /// ``PostgresSchema/chatLockClass``), then returns the slice, each part a branch of a `UNION ALL`
+    /// told apart by `kind`: 0 named messages that are stored, 1 each chat's newest message, 2 chats
+    /// and their members, 3 read positions, 4 presence, 5 reads waiting for a named message.
+    static let slice = """
+        CREATE OR REPLACE FUNCTION herald_load_slice(p_chats text[], p_message_chats text[], p_message_ids text[])
+        RETURNS TABLE (kind integer, chat text, id text, user_id text, at int8,
+                       chat_declared boolean, member_declared boolean, member_inferred boolean)
+        LANGUAGE plpgsql SET random_page_cost = \(pageCost) AS $$
+        #variable_conflict use_column
+        BEGIN
+            -- Ascending order, so two batches never wait for each other in a cycle.
+            PERFORM pg_advisory_xact_lock(\(PostgresSchema.chatLockClass), bucket) FROM (
+                SELECT DISTINCT abs(hashtext(c) % \(PostgresSchema.chatLockBuckets)) AS bucket
+                FROM unnest(p_chats) AS c ORDER BY 1) AS buckets;
+            RETURN QUERY
+            WITH named AS (SELECT * FROM unnest(p_message_chats, p_message_ids) AS k(chat, id)),
+                 touched AS (SELECT * FROM unnest(p_chats) AS k(chat))
+            SELECT 0, m.chat::text, m.id::text, m.sender::text, m.sent_at, NULL::bool, NULL::bool, NULL::bool
+                FROM named k JOIN messages m ON m.chat = k.chat AND m.id = k.id
+            UNION ALL SELECT 1, k.chat, n.id::text, NULL, n.sent_at, NULL, NULL, NULL
+                FROM touched k CROSS JOIN LATERAL (
+                    SELECT sent_at, id FROM messages WHERE chat = k.chat ORDER BY sent_at DESC, id DESC LIMIT 1) n
+            UNION ALL SELECT 2, c.chat::text, NULL, m.user_id::text, NULL, c.declared, m.declared, m.inferred
+                FROM chats c LEFT JOIN chat_members m ON m.chat = c.chat WHERE c.chat = ANY(p_chats)
+            UNION ALL SELECT 3, r.chat::text, r.message_id::text, r.user_id::text, r.sent_at, NULL, NULL, NULL
+                FROM read_positions r WHERE r.chat = ANY(p_chats)
+            UNION ALL SELECT 4, p.chat::text, NULL, p.user_id::text, p.until, NULL, NULL, NULL
+                FROM presence p WHERE p.chat = ANY(p_chats)
+            UNION ALL SELECT 5, p.chat::text, p.message_id::text, p.user_id::text, p.read_at, NULL, NULL, NULL
+                FROM named k JOIN pending_reads p ON p.chat = k.chat AND p.message_id = k.id;
+        END $$
+        """
+
+    /// Creates (or replaces) `herald_load_counters`: the users' unread counters (kind 0: user, chat,
+    /// count), and per stored range (its 1-based `ordinal`) and sender the messages in it (kind 1),
+    /// leaving out those the range's own user sent.
+    static let counters = """
+        CREATE OR REPLACE FUNCTION herald_load_counters(
+            p_users text[], r_chat text[], r_user text[], r_low_at int8[], r_low_id text[], r_high_at int8[], r_high_id text[])
+        RETURNS TABLE (kind integer, ordinal int8, user_id text, chat text, amount int8)
+        LANGUAGE plpgsql SET random_page_cost = \(pageCost) AS $$
+        #variable_conflict use_column
+        BEGIN
+            RETURN QUERY
+            SELECT 0, 0::int8, u.user_id::text, u.chat::text, u.unread::int8
+                FROM unread_counters u WHERE u.user_id = ANY(p_users) AND u.unread <> 0
+            UNION ALL SELECT 1, k.i, m.sender::text, NULL, count(*)
+                FROM unnest(r_chat, r_user, r_low_at, r_low_id, r_high_at, r_high_id)
+                    WITH ORDINALITY AS k(chat, user_id, low_at, low_id, high_at, high_id, i)
+                JOIN messages m ON m.chat = k.chat AND (m.sent_at, m.id) > (k.low_at, k.low_id COLLATE "C")
+                    AND (m.sent_at, m.id) <= (k.high_at, k.high_id COLLATE "C") AND m.sender <> k.user_id
+                GROUP BY k.i, m.sender;
+        END $$
+        """
+}

@@ -1,0 +1,48 @@
+import HeraldCore
+import HeraldPostgres
+import HeraldTestKit
+import Logging
+import Testing
+
+/// A commit's reads run in server-side functions whose plans PostgreSQL keeps for the connection; a kept
+/// plan is made without the batch's keys. Every read must still look its keys up: a plan that scans whole
+/// tables costs little while they are small and grows with the store.
+@Suite("PostgreSQL read plans")
+struct PostgresPlanTests {
+    @Test func aCommitsReadsLookTheirKeysUpUnderAKeptPlan() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let database = String(url.split(separator: "/").last ?? "")
+        // 1,000 chats of five members: tables small enough that, priced for spinning disks, scanning them looks cheaper.
+        try cluster.psql(database: database, """
+            INSERT INTO chats (chat, declared) SELECT 'c' || i, false FROM generate_series(1, 1000) AS i;
+            INSERT INTO chat_members (chat, user_id, declared, inferred)
+                SELECT 'c' || (i % 1000), 'u' || i, false, true FROM generate_series(1, 5000) AS i;
+            INSERT INTO read_positions (chat, user_id, sent_at, message_id)
+                SELECT 'c' || (i % 1000), 'u' || i, i, 'm' || i FROM generate_series(1, 5000) AS i;
+            INSERT INTO presence (chat, user_id, until) SELECT 'c' || (i % 1000), 'u' || i, i FROM generate_series(1, 5000) AS i;
+            INSERT INTO pending_reads (chat, message_id, user_id, read_at)
+                SELECT 'c' || (i % 1000), 'x' || i, 'u' || i, i FROM generate_series(1, 5000) AS i;
+            INSERT INTO unread_counters (user_id, chat, unread) SELECT 'u' || i, 'c' || (i % 1000), 1 FROM generate_series(1, 5000) AS i;
+            INSERT INTO messages (chat, id, sender, body, sent_at, received_at)
+                SELECT 'c' || (i % 1000), 'm' || i, 'u' || i, 'hi', i, i FROM generate_series(1, 20000) AS i;
+            ANALYZE;
+            """)
+        // auto_explain hands the plan of every statement inside the functions to the client.
+        let plans = try cluster.psql(database: database, """
+            LOAD 'auto_explain';
+            SET auto_explain.log_min_duration = 0;
+            SET auto_explain.log_nested_statements = on;
+            SET auto_explain.log_level = notice;
+            SET plan_cache_mode = force_generic_plan;
+            SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2', 'c3'], ARRAY['c1'], ARRAY['m1']);
+            SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
+                                                      ARRAY[''], ARRAY[100000::int8], ARRAY['m99999']);
+            """)
+        for table in ["chats", "chat_members", "read_positions", "presence", "pending_reads", "unread_counters", "messages"] {
+            #expect(plans.contains(" on \(table)"), "no plan reads \(table): \(plans)")
+        }
+        #expect(!plans.contains("Seq Scan"), "plans: \(plans)")
+    }
+}
