@@ -1,6 +1,7 @@
 public import HeraldPluginAPI
 public import Logging
 import CoreMetrics
+import Synchronization
 
 /// The single entry point that changes the chat model.
 ///
@@ -23,6 +24,10 @@ public final class EventRouter: IngestHandle {
     /// Whether commits are failing, for readiness.
     public let commitHealth: CommitHealth
     private let rejectionLog: RateLimitedLog
+    /// Outbox rows per 1,000 records in the last batch. The next batch's outbox is reserved from it: grown
+    /// by doubling instead, the array that holds most of a commit's memory ends with up to twice the room
+    /// it needs, after a copy that briefly holds both.
+    private let outboxRowsPerThousandRecords = Atomic<Int>(0)
 
     /// Creates a router.
     public init(store: any ChatStore, policy: RouterPolicy, routing: OutputRouting, clock: any WallClock,
@@ -107,6 +112,8 @@ public final class EventRouter: IngestHandle {
         var batch = AppliedBatch()
         batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []
+        let expectedRows = records.count * outboxRowsPerThousandRecords.load(ordering: .relaxed) / 1000
+        if expectedRows > 0 { outbox.reserveCapacity(expectedRows + expectedRows / 16) }
         var badges = LatestBadges()
         // Inputs a source rejected and events the model refused go the same way.
         func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
@@ -141,6 +148,7 @@ public final class EventRouter: IngestHandle {
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
         batch.badgesSuperseded = badges.superseded
         batch.report.outputs = outbox.count
+        if !records.isEmpty { outboxRowsPerThousandRecords.store(outbox.count * 1000 / records.count, ordering: .relaxed) }
 
         var delta = applier.model.delta()
         delta.outbox = outbox
