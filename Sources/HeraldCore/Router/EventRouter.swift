@@ -24,9 +24,9 @@ public final class EventRouter: IngestHandle {
     /// Whether commits are failing, for readiness.
     public let commitHealth: CommitHealth
     private let rejectionLog: RateLimitedLog
-    /// Outbox rows per 1,000 records in the last batch. The next batch's outbox is reserved from it: grown
-    /// by doubling instead, the array that holds most of a commit's memory ends with up to twice the room
-    /// it needs, after a copy that briefly holds both.
+    /// Outbox rows per 1,000 records in the last large batch (``reservingBatch``). The next large batch's
+    /// outbox is reserved from it: grown by doubling instead, the array that holds most of a commit's memory
+    /// ends with up to twice the room it needs, after a copy that briefly holds both.
     private let outboxRowsPerThousandRecords = Atomic<Int>(0)
 
     /// Creates a router.
@@ -91,6 +91,11 @@ public final class EventRouter: IngestHandle {
         return report
     }
 
+    /// Batches of at least this many records reserve their outbox from the estimate and teach it. Smaller
+    /// ones grow theirs as they go: their arrays are small, and a few records of another shape (a read, a
+    /// message to a large group) from another source must not size the next large batch.
+    static let reservingBatch = 1000
+
     /// How often a batch is applied when another writer keeps changing what it touches.
     static let conflictAttempts = 5
 
@@ -112,8 +117,11 @@ public final class EventRouter: IngestHandle {
         var batch = AppliedBatch()
         batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []
-        let expectedRows = records.count * outboxRowsPerThousandRecords.load(ordering: .relaxed) / 1000
-        if expectedRows > 0 { outbox.reserveCapacity(expectedRows + expectedRows / 16) }
+        let reserving = records.count >= Self.reservingBatch
+        if reserving {
+            let expectedRows = records.count * outboxRowsPerThousandRecords.load(ordering: .relaxed) / 1000
+            outbox.reserveCapacity(expectedRows + expectedRows / 16)
+        }
         var badges = LatestBadges()
         // Inputs a source rejected and events the model refused go the same way.
         func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
@@ -148,7 +156,7 @@ public final class EventRouter: IngestHandle {
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
         batch.badgesSuperseded = badges.superseded
         batch.report.outputs = outbox.count
-        if !records.isEmpty { outboxRowsPerThousandRecords.store(outbox.count * 1000 / records.count, ordering: .relaxed) }
+        if reserving { outboxRowsPerThousandRecords.store(outbox.count * 1000 / records.count, ordering: .relaxed) }
 
         var delta = applier.model.delta()
         delta.outbox = outbox
