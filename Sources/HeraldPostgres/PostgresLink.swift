@@ -6,7 +6,6 @@ import NIOCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
-import Synchronization
 
 /// One PostgreSQL connection used by one caller at a time, opened on first use and opened again after
 /// it broke. Callers block on NIO futures: the store's interface is synchronous (the router commits
@@ -20,6 +19,8 @@ final class PostgresLink: @unchecked Sendable {
     private let group: any EventLoopGroup
     private let lock = NSLock()
     private var connection: PostgresConnection?
+    /// Watches `connection`'s statements; replaced with it.
+    private var watchdog: StatementWatchdog?
 
     /// A link for `role` (`writer`, `reader`), which the server's activity views show after the
     /// application name.
@@ -36,7 +37,8 @@ final class PostgresLink: @unchecked Sendable {
     func withConnection<T>(unlimited: Bool = false, _ body: (PostgresSession) throws -> T) throws -> T {
         lock.lock()
         defer { lock.unlock() }
-        let session = PostgresSession(connection: try open(), logger: logger, answerTimeout: unlimited ? nil : answerTimeout)
+        let opened = try open()
+        let session = PostgresSession(connection: opened.connection, logger: logger, watchdog: unlimited ? nil : opened.watchdog)
         do {
             guard unlimited else { return try body(session) }
             try session.limitStatements(to: nil)
@@ -53,12 +55,16 @@ final class PostgresLink: @unchecked Sendable {
     func close() {
         lock.lock()
         defer { lock.unlock() }
+        watchdog?.stop()
         try? connection?.close().wait()
         connection = nil
+        watchdog = nil
     }
 
-    private func open() throws -> PostgresConnection {
-        if let connection, !connection.isClosed { return connection }
+    private func open() throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
+        if let connection, let watchdog, !connection.isClosed { return (connection, watchdog) }
+        watchdog?.stop()
+        watchdog = nil
         let configuration = try Self.configuration(settings, role: role)
         let opened: PostgresConnection
         do {
@@ -66,14 +72,17 @@ final class PostgresLink: @unchecked Sendable {
         } catch {
             throw PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
         }
+        let watching = StatementWatchdog(watching: opened, limit: answerTimeout)
         do {
-            try PostgresSession(connection: opened, logger: logger, answerTimeout: answerTimeout).limitStatements(to: settings.statementTimeout)
+            try PostgresSession(connection: opened, logger: logger, watchdog: watching).limitStatements(to: settings.statementTimeout)
         } catch {
+            watching.stop()
             opened.close().whenComplete { _ in }
             throw error
         }
         connection = opened
-        return opened
+        watchdog = watching
+        return (opened, watching)
     }
 
     /// How long a statement may go unanswered: the statement timeout and ``answerGrace(after:)``.
@@ -119,14 +128,14 @@ final class PostgresLink: @unchecked Sendable {
 struct PostgresSession {
     let connection: PostgresConnection
     let logger: Logger
-    /// How long a statement may go unanswered before the connection is closed under it (`nil`: no limit).
-    let answerTimeout: Duration?
+    /// Closes the connection under a statement unanswered for too long (`nil`: no limit).
+    let watchdog: StatementWatchdog?
     private let counter = StatementCounter()
 
-    init(connection: PostgresConnection, logger: Logger, answerTimeout: Duration? = nil) {
+    init(connection: PostgresConnection, logger: Logger, watchdog: StatementWatchdog? = nil) {
         self.connection = connection
         self.logger = logger
-        self.answerTimeout = answerTimeout
+        self.watchdog = watchdog
     }
 
     /// Statements sent through this session.
@@ -136,19 +145,12 @@ struct PostgresSession {
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         counter.count += 1
-        let answer = connection.query(query, logger: logger)
-        let gaveUp = Atomic(false)
-        let watchdog = answerTimeout.map { limit in
-            connection.eventLoop.scheduleTask(in: .nanoseconds(limit.nanoseconds)) { [connection] in
-                gaveUp.store(true, ordering: .relaxed)
-                connection.close().whenComplete { _ in }
-            }
-        }
-        defer { watchdog?.cancel() }
+        watchdog?.begin()
+        defer { watchdog?.end() }
         do {
-            return try answer.wait()
+            return try connection.query(query, logger: logger).wait()
         } catch {
-            if gaveUp.load(ordering: .relaxed), let answerTimeout { throw PostgresStoreError.noAnswer(after: answerTimeout) }
+            if let watchdog, watchdog.tripped { throw PostgresStoreError.noAnswer(after: watchdog.limit) }
             throw PostgresStoreError.statement(PostgresStoreError.describe(error))
         }
     }
