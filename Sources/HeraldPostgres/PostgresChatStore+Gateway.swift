@@ -82,6 +82,7 @@ extension PostgresChatStore: GatewayStore {
 
     /// The outbox listener (the server does its own upkeep).
     public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {
-        [PostgresOutboxListener(settings: settings, signal: outboxSignal, logger: logger.with("component", "outbox-listener"))]
+        [PostgresOutboxListener(settings: settings, signal: outboxSignal, logger: logger.with("component", "outbox-listener"),
+                                ownPayload: notificationPayload)]
     }
 }

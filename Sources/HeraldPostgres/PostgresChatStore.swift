@@ -1,3 +1,4 @@
+import Foundation
 public import HeraldCore
 public import HeraldPluginAPI
 public import Logging
@@ -14,6 +15,9 @@ public final class PostgresChatStore: ChatStore {
     public let settings: PostgresStoreSettings
     let writer: PostgresLink
     let reader: PostgresLink
+    /// The payload of this store's `NOTIFY herald_outbox`: its own listener skips them, because the
+    /// router wakes this instance's dispatchers itself after each commit.
+    let notificationPayload = UUID().uuidString
     private let lastWrite = Atomic<Int>(0)
 
     /// Connects, checks the schema and applies missing migrations (under an advisory lock).
@@ -41,7 +45,7 @@ public final class PostgresChatStore: ChatStore {
         try writer.withConnection { session in
             try session.query("BEGIN")
             do {
-                let result = try body(PostgresTransaction(session: session))
+                let result = try body(PostgresTransaction(session: session, notificationPayload: notificationPayload))
                 try session.query("COMMIT")
                 lastWrite.store(session.statements, ordering: .relaxed)
                 return result

@@ -5,21 +5,25 @@ import NIOPosix
 import PostgresNIO
 public import ServiceLifecycle
 
-/// Wakes this instance's outbox dispatchers when any instance commits outputs: commits that queue
-/// outputs send `NOTIFY herald_outbox` (delivered when they commit), and this service `LISTEN`s on
-/// its own connection. Without it a dispatcher would notice another instance's outputs only at its
+/// Wakes this instance's outbox dispatchers when another instance commits outputs: commits that queue
+/// outputs send `NOTIFY herald_outbox` with their store's payload (delivered when they commit), and
+/// this service `LISTEN`s on its own connection. Without it a dispatcher would notice another instance's outputs only at its
 /// next idle poll (one second). A lost connection is opened again with backoff, and every
 /// (re)connection wakes the dispatchers once for what was committed meanwhile.
 public struct PostgresOutboxListener: Service, CustomStringConvertible {
     let settings: PostgresStoreSettings
     let signal: OutboxSignal
     let logger: Logger
+    /// The payload of this instance's own notifications, which it skips: its router wakes its
+    /// dispatchers after each commit already.
+    let ownPayload: String?
 
-    /// Creates the listener.
-    public init(settings: PostgresStoreSettings, signal: OutboxSignal, logger: Logger) {
+    /// Creates the listener; notifications whose payload is `ownPayload` wake nobody.
+    public init(settings: PostgresStoreSettings, signal: OutboxSignal, logger: Logger, ownPayload: String? = nil) {
         self.settings = settings
         self.signal = signal
         self.logger = logger
+        self.ownPayload = ownPayload
     }
 
     /// How the service lifecycle's log lines name it: the URL without a password.
@@ -27,7 +31,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
 
     /// Listens until graceful shutdown.
     public func run() async throws {
-        let settings = settings, signal = signal, logger = logger
+        let settings = settings, signal = signal, logger = logger, ownPayload = ownPayload
         await cancelWhenGracefulShutdown {
             var backoff = Backoff(baseSeconds: 0.2, capSeconds: 10)
             var quiet = logger
@@ -41,7 +45,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
                     do {
                         try await connection.listen(on: PostgresSchema.outboxChannel) { notifications in
                             signal.notify()
-                            for try await _ in notifications { signal.notify() }
+                            for try await notification in notifications where notification.payload != ownPayload { signal.notify() }
                         }
                     } catch {
                         try? await connection.close()

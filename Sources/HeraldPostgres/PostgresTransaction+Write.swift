@@ -20,8 +20,9 @@ extension PostgresTransaction {
         let letters = delta.deadLetters
         let saved = delta.checkpoints.compactMap { checkpoint in checkpoint.value.map { (checkpoint, $0) } }
         let removed = delta.checkpoints.filter { $0.value == nil }
-        // Outputs queued: wake every instance's dispatchers when this commits (NOTIFY is transactional).
-        let notify = outbox.isEmpty ? "" : ", pg_notify('\(PostgresSchema.outboxChannel)', '')"
+        // Outputs queued: wake the other instances' dispatchers when this commits (NOTIFY is transactional).
+        // The payload is a UUID (hex digits and dashes), safe to write as a literal.
+        let notify = outbox.isEmpty ? "" : ", pg_notify('\(PostgresSchema.outboxChannel)', '\(notificationPayload)')"
         let rows = try session.query("""
             SELECT herald_write_batch(
                 \(messages.map(\.message.chat.rawValue))::text[], \(messages.map(\.message.id.rawValue))::text[],

@@ -7,6 +7,8 @@ import PostgresNIO
 /// statement whatever the batch's size.
 struct PostgresTransaction: ChatTransaction {
     let session: PostgresSession
+    /// What this store's `NOTIFY` carries (``PostgresChatStore/notificationPayload``).
+    let notificationPayload: String
 
     /// The slice in one statement, `herald_load_slice` (``PostgresReadFunctions/slice``): it takes the
     /// transaction's chat locks, then reads each part of the slice after them.

@@ -109,6 +109,9 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
     private func deliverLoop(shutdown: ShutdownSignal, position: inout DeliveryPosition) async throws {
         var backoff = Backoff(baseSeconds: 0.1, capSeconds: 15)
         var drainDeadline: ContinuousClock.Instant?
+        // A read that returned fewer entries than it asked for saw the whole outbox: every commit after it
+        // pulses the signal, so the dispatcher waits for that instead of reading again to find nothing.
+        var caughtUp = false
         // A delivered entry is purged once it has waited `purgeInterval`, with the others delivered by
         // then, so the dispatcher does not take the store's writer (and an fsync) for every batch, nor at
         // every pause of a steady load. After a crash the unpurged tail is delivered again: at least once,
@@ -148,8 +151,9 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
                     logger.info("Outbox: this instance delivers the sink now.", metadata: ["sink": "\(sink.name)", "lease": "\(lease.name)"])
                 }
             }
-            let after = position.cursor, limit = batchSize
-            let batch = try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
+            let after = position.cursor, limit = batchSize, skipsRead = caughtUp && drainDeadline == nil
+            caughtUp = false
+            let batch = skipsRead ? [] : try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
             position.storeAnswered = true
             if batch.isEmpty {
                 if drainDeadline == nil, let since = position.unpurgedSince, ContinuousClock.now - since < purgeInterval {
@@ -177,6 +181,7 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
             guard failure.confirmed < batch.count else {
                 backoff.reset()
                 if let since = position.unpurgedSince, ContinuousClock.now - since >= purgeInterval { try await purge() }
+                caughtUp = batch.count < limit
                 continue
             }
             let head = batch[failure.confirmed]
