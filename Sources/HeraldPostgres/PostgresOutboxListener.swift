@@ -7,9 +7,9 @@ public import ServiceLifecycle
 
 /// Wakes this instance's outbox dispatchers when another instance commits outputs: commits that queue
 /// outputs send `NOTIFY herald_outbox` with their store's payload (delivered when they commit), and
-/// this service `LISTEN`s on its own connection. Without it a dispatcher would notice another instance's outputs only at its
-/// next idle poll (one second). A lost connection is opened again with backoff, and every
-/// (re)connection wakes the dispatchers once for what was committed meanwhile.
+/// this service `LISTEN`s on its own connection. Without it a dispatcher would notice another
+/// instance's outputs only at its next idle poll (one second). A lost connection is opened again with
+/// backoff, and every (re)connection wakes the dispatchers once for what was committed meanwhile.
 public struct PostgresOutboxListener: Service, CustomStringConvertible {
     let settings: PostgresStoreSettings
     let signal: OutboxSignal
