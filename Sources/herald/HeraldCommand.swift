@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import HeraldCore
 
 /// `herald`: the command-line entry point.
@@ -24,4 +25,13 @@ struct HeraldCommand: AsyncParsableCommand {
                       StoreCommand.self,
                       AdaptersCommand.self, NewAdapterCommand.self],
         defaultSubcommand: nil)
+
+    /// Limits glibc's malloc arenas (``MallocArenas``) while the main thread is still the only one, then
+    /// parses the command line and runs the command. Set later, from the command, the limit would come
+    /// after the threads that parsed it had allocated, and a thread that met another in the allocator by
+    /// then would already have an arena of its own.
+    static func main() async {
+        MallocArenas.limit(environment: ProcessInfo.processInfo.environment)
+        await main(nil)
+    }
 }

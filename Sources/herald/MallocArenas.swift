@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// How many glibc malloc arenas `herald run` allows, unless `MALLOC_ARENA_MAX` says otherwise.
+/// How many glibc malloc arenas `herald` allows, unless `MALLOC_ARENA_MAX` says otherwise.
 ///
 /// glibc gives threads that allocate at the same time arenas of their own, up to eight per core. Herald's
 /// threads (the sources' loops, the commit queue, the event loops of the PostgreSQL connections and the
@@ -17,8 +17,8 @@ enum MallocArenas {
     /// `M_ARENA_MAX` in glibc's `malloc.h`, which Swift's Glibc module does not import.
     private static let arenaMaxParameter: Int32 = -8
 
-    /// Limits the arenas before the gateway starts its threads, unless the environment sets
-    /// `MALLOC_ARENA_MAX` (glibc then follows it). Returns the limit it set, or `nil`.
+    /// Limits the arenas, unless the environment sets `MALLOC_ARENA_MAX` (glibc then follows it). Called
+    /// as the process starts, before any thread but the main one exists. Returns the limit it set, or `nil`.
     @discardableResult
     static func limit(environment: [String: String]) -> Int32? {
         #if canImport(Glibc)
