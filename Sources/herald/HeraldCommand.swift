@@ -31,7 +31,7 @@ struct HeraldCommand: AsyncParsableCommand {
     /// after the threads that parsed it had allocated, and a thread that met another in the allocator by
     /// then would already have an arena of its own.
     static func main() async {
-        MallocArenas.limit(environment: ProcessInfo.processInfo.environment)
+        MallocArenas.apply(environment: ProcessInfo.processInfo.environment)
         await main(nil)
     }
 }

@@ -17,17 +17,19 @@ enum MallocArenas {
     /// `M_ARENA_MAX` in glibc's `malloc.h`, which Swift's Glibc module does not import.
     private static let arenaMaxParameter: Int32 = -8
 
-    /// Limits the arenas, unless the environment sets `MALLOC_ARENA_MAX` (glibc then follows it). Called
-    /// as the process starts, before any thread but the main one exists. Returns the limit it set, or `nil`.
-    @discardableResult
-    static func limit(environment: [String: String]) -> Int32? {
+    /// The limit Herald sets under `environment`: ``limit``, or `nil` where `MALLOC_ARENA_MAX` is set
+    /// (glibc then follows it).
+    static func limit(for environment: [String: String]) -> Int32? {
+        environment["MALLOC_ARENA_MAX"] == nil ? limit : nil
+    }
+
+    /// Sets ``limit(for:)`` in glibc. Called once, as the process starts, before any thread but the main
+    /// one exists.
+    static func apply(environment: [String: String]) {
         #if canImport(Glibc)
-        guard environment["MALLOC_ARENA_MAX"] == nil,
-              let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return nil }
+        guard let value = limit(for: environment), let symbol = dlsym(UnsafeMutableRawPointer(bitPattern: 0), "mallopt") else { return }
         typealias Mallopt = @convention(c) (Int32, Int32) -> Int32
-        return unsafeBitCast(symbol, to: Mallopt.self)(arenaMaxParameter, limit) == 1 ? limit : nil
-        #else
-        return nil
+        _ = unsafeBitCast(symbol, to: Mallopt.self)(arenaMaxParameter, value)
         #endif
     }
 }

@@ -29,7 +29,7 @@ struct RunCommand: AsyncParsableCommand {
         // Past a file-size limit (ulimit -f, LimitFSIZE=) a write should fail like a full disk, which the store
         // reports and waits out, rather than kill the process with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
-        let arenas = MallocArenas.limit(environment: ProcessInfo.processInfo.environment)
+        let arenas = MallocArenas.limit(for: ProcessInfo.processInfo.environment)
         let configuration = try config.load()
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
         logger.debug("Memory allocator set up.", metadata: ["malloc_arena_max": "\(arenas.map(String.init) ?? "from the environment or glibc's default")"])
