@@ -31,9 +31,18 @@ extension PostgresChatStore {
 
     /// Removes exactly the delivered entries: with several writers an entry with a lower sequence may
     /// commit after a higher one was delivered, so a range delete could take an undelivered entry.
+    ///
+    /// The statement scans the key's range from the lowest to the highest delivered sequence once and
+    /// keeps the delivered ones with a hashed `= ANY` test (`seq + 0` keeps that test out of the index
+    /// condition). Looking each sequence up in the key instead descends the index once per entry: about
+    /// three times the work for the few thousand entries a purge holds.
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
-        guard !delivered.isEmpty else { return }
-        try read { session in try session.execute("DELETE FROM outbox WHERE sink = \(sink) AND seq = ANY(\(delivered))") }
+        guard let lowest = delivered.min(), let highest = delivered.max() else { return }
+        try read { session in
+            try session.execute("""
+                DELETE FROM outbox WHERE sink = \(sink) AND seq BETWEEN \(lowest) AND \(highest) AND seq + 0 = ANY(\(delivered))
+                """)
+        }
     }
 
     /// Several writers: an entry may commit below one a dispatcher has read.
