@@ -38,12 +38,19 @@ extension PostgresChatStore {
     /// three times the work for the few thousand entries a purge holds.
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
         guard let lowest = delivered.min(), let highest = delivered.max() else { return }
-        try read { session in
-            try session.execute("""
-                DELETE FROM outbox WHERE sink = \(sink) AND seq BETWEEN \(lowest) AND \(highest) AND seq + 0 = ANY(\(delivered))
-                """)
-        }
+        var bindings = PostgresBindings(capacity: 4)
+        bindings.append(sink)
+        bindings.append(lowest)
+        bindings.append(highest)
+        bindings.append(delivered)
+        let query = PostgresQuery(unsafeSQL: Self.removeOutputsSQL, binds: bindings)
+        try read { session in try session.execute(query) }
     }
+
+    /// Deletes delivered entries ($1 sink, $2 lowest and $3 highest sequence, $4 every sequence).
+    static let removeOutputsSQL = """
+        DELETE FROM outbox WHERE sink = $1 AND seq BETWEEN $2 AND $3 AND seq + 0 = ANY($4)
+        """
 
     /// Several writers: an entry may commit below one a dispatcher has read.
     public var outboxFollowsCommitOrder: Bool { false }

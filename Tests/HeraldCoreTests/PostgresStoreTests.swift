@@ -148,4 +148,25 @@ struct PostgresStoreTests {
         #expect(plan.contains("Index Cond: ((sink = $1) AND (seq > $2))"), "plan: \(plan)")
         #expect(!plan.contains("Filter"), "plan: \(plan)")
     }
+
+    /// A purge scans the range of the key between the lowest and the highest delivered entry once and
+    /// tests each entry against the delivered set, rather than descending the key once per entry.
+    @Test func aPurgeScansTheDeliveredRangeOnce() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        let database = String(url.split(separator: "/").last ?? "")
+        try cluster.psql(database: database, """
+            INSERT INTO outbox (sink, recipient, kind, payload, created_at)
+                SELECT 'push', 'u' || i, 'notification', '\\x00', i FROM generate_series(1, 20000) AS i;
+            ANALYZE outbox;
+            """)
+        let delivered = (1001...5000).map(String.init).joined(separator: ",")
+        let plan = try cluster.psql(database: database, """
+            PREPARE purge(text, bigint, bigint, bigint[]) AS \(PostgresChatStore.removeOutputsSQL);
+            EXPLAIN EXECUTE purge('push', 1001, 5000, '{\(delivered)}');
+            """)
+        let conditions = plan.split(separator: "\n").filter { $0.contains("Index Cond") || $0.contains("Recheck Cond") }
+        #expect(!conditions.isEmpty && conditions.allSatisfy { $0.contains("seq >= ") && !$0.contains("ANY") }, "plan: \(plan)")
+    }
 }
