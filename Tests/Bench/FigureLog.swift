@@ -56,9 +56,11 @@ struct FigureLog {
     }
 
     /// The in-process store ceiling.
-    func router(_ result: (normalise: Double, commit: Double, commitCPUPerThousand: Double)) {
-        write(["kind": "router", "normalise_rate": result.normalise, "commit_rate": result.commit,
-               "cpu_s_per_1000": result.commitCPUPerThousand])
+    func router(_ result: RouterPhaseResult) {
+        var fields: [String: any Sendable] = ["kind": "router", "normalise_rate": result.normalise, "commit_rate": result.commit,
+                                              "cpu_s_per_1000": result.commitCPUPerThousand]
+        if let database = result.databaseCPUPerThousand { fields["database_cpu_s_per_1000"] = database }
+        write(fields)
     }
 
     private func write(_ fields: [String: any Sendable]) {

@@ -1,14 +1,21 @@
 import Foundation
 import HeraldCore
+import HeraldPostgres
 import HeraldPluginAPI
 import HeraldTestKit
 import Metrics
 
 /// The store's ceiling: the same workload normalised and committed in-process in batches of `workload.batch`,
 /// with no broker. Separates Herald's own cost from the network path.
-func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> (normalise: Double, commit: Double, commitCPUPerThousand: Double) {
-    let store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: SQLiteChatStore.Durability(rawValue: workload.durability) ?? .full,
+func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> RouterPhaseResult {
+    let store: any ChatStore
+    if let postgres = workload.postgres {
+        store = try PostgresChatStore(settings: PostgresStoreSettings(url: postgres.createDatabase()),
+                                      logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    } else {
+        store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: SQLiteChatStore.Durability(rawValue: workload.durability) ?? .full,
                                     cacheMiB: workload.cacheMiB ?? SQLiteChatStore.defaultCacheMiB)
+    }
     let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("push", Set(OutputKind.allCases))]),
                              clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
                              logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
@@ -25,13 +32,28 @@ func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> 
     }
     let normaliseSeconds = seconds(ContinuousClock.now - normaliseStart)
     let commitStart = ContinuousClock.now
-    let cpuStart = processCPUSeconds()
+    let cpuStart = processCPUSeconds(), databaseStart = workload.postgres?.cpuSeconds()
     for start in stride(from: 0, to: records.count, by: workload.batch) {
         _ = try router.commit(Array(records[start..<min(start + workload.batch, records.count)]))
     }
     let commitSeconds = seconds(ContinuousClock.now - commitStart)
     let cpu = processCPUSeconds() - cpuStart
-    return (Double(workload.messages) / normaliseSeconds, Double(workload.messages) / commitSeconds, cpu / Double(workload.messages) * 1000)
+    let databaseCPU = databaseStart.flatMap { start in workload.postgres.map { $0.cpuSeconds() - start } }
+    let perThousand = 1000 / Double(workload.messages)
+    return RouterPhaseResult(normalise: Double(workload.messages) / normaliseSeconds, commit: Double(workload.messages) / commitSeconds,
+                             commitCPUPerThousand: cpu * perThousand, databaseCPUPerThousand: databaseCPU.map { $0 * perThousand })
+}
+
+/// What the in-process phase measured.
+struct RouterPhaseResult {
+    /// Payloads normalised per second.
+    var normalise: Double
+    /// Messages routed and committed per second.
+    var commit: Double
+    /// This process's CPU seconds per 1,000 messages routed and committed.
+    var commitCPUPerThousand: Double
+    /// The PostgreSQL server's CPU seconds per 1,000 messages, when the phase stores into PostgreSQL.
+    var databaseCPUPerThousand: Double?
 }
 
 /// CPU seconds this process has used (user + system); unlike wall time, not inflated by a busy host.

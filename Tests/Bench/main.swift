@@ -35,7 +35,8 @@ if arguments.contains("--help") {
           --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
           --commit-interval-ms N  the MQTT source's commit_interval_ms in the Herald phases (default: Herald's)
           --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
-          --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000)
+          --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000; with
+                               --store postgres into PostgreSQL, with the server's CPU beside it)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --with-baseline      with --herald-only: also mosquitto_sub's backlog drain and, with SQLite, the Python
                                bridge's, and the ratios
@@ -95,7 +96,8 @@ step("router only (in-process, batches of \(workload.batch))")
 let routerOnly = try routerPhase(workload, directory: directory)
 figures.router(routerOnly)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
-      + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000)")
+      + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000"
+      + (routerOnly.databaseCPUPerThousand.map { ", the database's \(format($0, 3)) s/1000" } ?? "") + ")")
 if arguments.contains("--router-only") { finish() }
 if let rates = option("--latency-only")?.split(separator: ",").compactMap({ Double($0) }), !rates.isEmpty {
     // A quick look at latency alone, at the given publish rates.
