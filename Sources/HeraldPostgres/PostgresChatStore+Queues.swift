@@ -13,7 +13,10 @@ extension PostgresChatStore {
         let query = PostgresQuery(unsafeSQL: Self.pendingOutputsSQL, binds: bindings)
         return try read { session in
             try session.query(query).map { row in
-                let (sequence, recipient, kindName, payload, createdAt, attempts) = try row.decode((Int64, String, String, ByteBuffer, Int64, Int).self)
+                var columns = RowColumns(row)
+                let sequence = try columns.next(Int64.self), recipient = try columns.next(String.self)
+                let kindName = try columns.next(String.self), payload = try columns.next(ByteBuffer.self)
+                let createdAt = try columns.next(Int64.self), attempts = try columns.next(Int.self)
                 guard let kind = OutputKind(rawValue: kindName) else {
                     throw PostgresStoreError.statement("outbox row \(sequence) has unknown kind \(kindName)")
                 }

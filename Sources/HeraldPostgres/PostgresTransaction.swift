@@ -19,8 +19,11 @@ struct PostgresTransaction: ChatTransaction {
         let messageIDs = keys.messages.map(\.id.rawValue)
         let rows = try session.query("SELECT * FROM herald_load_slice(\(chats)::text[], \(messageChats)::text[], \(messageIDs)::text[])")
         for row in rows {
-            let (kind, chatName, id, user, time, declared, declaredMember, inferredMember) =
-                try row.decode((Int, String, String?, String?, Int64?, Bool?, Bool?, Bool?).self)
+            var columns = RowColumns(row)
+            let kind = try columns.next(Int.self), chatName = try columns.next(String.self)
+            let id = try columns.next(String?.self), user = try columns.next(String?.self), time = try columns.next(Int64?.self)
+            let declared = try columns.next(Bool?.self), declaredMember = try columns.next(Bool?.self)
+            let inferredMember = try columns.next(Bool?.self)
             let chat = ChatID(chatName)
             switch kind {
             case 0:
@@ -67,7 +70,9 @@ struct PostgresTransaction: ChatTransaction {
                 \(ranges.map(\.user.rawValue))::text[], \(low.map(\.sentAt))::int8[], \(low.map(\.id))::text[],
                 \(high.map(\.sentAt))::int8[], \(high.map(\.id))::text[])
             """) {
-            let (kind, ordinal, user, chat, count) = try row.decode((Int, Int, String, String?, Int).self)
+            var columns = RowColumns(row)
+            let kind = try columns.next(Int.self), ordinal = try columns.next(Int.self), user = try columns.next(String.self)
+            let chat = try columns.next(String?.self), count = try columns.next(Int.self)
             if kind == 0, let chat {
                 slice.unread[UserID(user), default: [:]][ChatID(chat)] = count
             } else if kind == 1 {
