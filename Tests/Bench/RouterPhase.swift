@@ -9,9 +9,17 @@ import Metrics
 /// with no broker. Separates Herald's own cost from the network path.
 func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> RouterPhaseResult {
     let store: any ChatStore
-    if let postgres = workload.postgres {
-        store = try PostgresChatStore(settings: PostgresStoreSettings(url: postgres.createDatabase()),
-                                      logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
+    let databaseURL = try workload.postgres?.createDatabase()
+    // The phases after this one start from a checkpointed cluster, not in the checkpoint this phase's writes
+    // bring on, and without its data.
+    defer {
+        if let postgres = workload.postgres, let database = databaseURL?.split(separator: "/").last {
+            _ = try? postgres.psql(database: "postgres", "DROP DATABASE \(database) WITH (FORCE)")
+            _ = try? postgres.psql(database: "postgres", "CHECKPOINT")
+        }
+    }
+    if let databaseURL {
+        store = try PostgresChatStore(settings: PostgresStoreSettings(url: databaseURL), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
     } else {
         store = try SQLiteChatStore(path: directory.path("router-only.sqlite"), durability: SQLiteChatStore.Durability(rawValue: workload.durability) ?? .full,
                                     cacheMiB: workload.cacheMiB ?? SQLiteChatStore.defaultCacheMiB)
