@@ -130,15 +130,10 @@ struct PostgresStoreTests {
     /// While one sink is down its entries pile up; another sink's reads must not pass over them, whatever
     /// plan the server caches for the statement (a generic plan knows no sink).
     @Test func aSinksOutboxReadSearchesOnlyItsOwnEntries() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
-        let database = String(url.split(separator: "/").last ?? "")
-        try cluster.psql(database: database, """
+        let (cluster, database) = try await Self.analysedOutbox("""
             INSERT INTO outbox (sink, recipient, kind, payload, created_at)
                 SELECT 'down', 'u' || i, 'notification', '\\x00', i FROM generate_series(1, 20000) AS i;
             INSERT INTO outbox (sink, recipient, kind, payload, created_at) VALUES ('push', 'u1', 'badge', '\\x00', 1);
-            ANALYZE outbox;
             """)
         let plan = try cluster.psql(database: database, """
             SET plan_cache_mode = force_generic_plan;
@@ -152,14 +147,9 @@ struct PostgresStoreTests {
     /// A purge scans the range of the key between the lowest and the highest delivered entry once and
     /// tests each entry against the delivered set, rather than descending the key once per entry.
     @Test func aPurgeScansTheDeliveredRangeOnce() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
-        let database = String(url.split(separator: "/").last ?? "")
-        try cluster.psql(database: database, """
+        let (cluster, database) = try await Self.analysedOutbox("""
             INSERT INTO outbox (sink, recipient, kind, payload, created_at)
                 SELECT 'push', 'u' || i, 'notification', '\\x00', i FROM generate_series(1, 20000) AS i;
-            ANALYZE outbox;
             """)
         let delivered = (1001...5000).map(String.init).joined(separator: ",")
         let plan = try cluster.psql(database: database, """
@@ -168,5 +158,15 @@ struct PostgresStoreTests {
             """)
         let conditions = plan.split(separator: "\n").filter { $0.contains("Index Cond") || $0.contains("Recheck Cond") }
         #expect(!conditions.isEmpty && conditions.allSatisfy { $0.contains("seq >= ") && !$0.contains("ANY") }, "plan: \(plan)")
+    }
+
+    /// A new store's database whose outbox holds what `rows` inserts, analysed for the planner.
+    private static func analysedOutbox(_ rows: String) async throws -> (cluster: PostgresCluster, database: String) {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: logger)
+        let database = String(url.split(separator: "/").last ?? "")
+        try cluster.psql(database: database, rows + "\nANALYZE outbox;")
+        return (cluster, database)
     }
 }

@@ -183,20 +183,24 @@ extension SQLiteTransaction {
         for (sink, count) in perSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
     }
 
+    /// A source's checkpoint, saved with the batch (a polling or streaming source saves one every commit,
+    /// so the statement is prepared once and kept).
     private func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {
         if let value = checkpoint.value {
-            try db.execute(sql: "INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)",
-                           arguments: [checkpoint.source, checkpoint.key, value, time.milliseconds])
+            try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)")
+                .execute(arguments: [checkpoint.source, checkpoint.key, value, time.milliseconds])
         } else {
-            try db.execute(sql: "DELETE FROM source_checkpoints WHERE source = ? AND key = ?", arguments: [checkpoint.source, checkpoint.key])
+            try db.cachedStatement(sql: "DELETE FROM source_checkpoints WHERE source = ? AND key = ?")
+                .execute(arguments: [checkpoint.source, checkpoint.key])
         }
     }
 
-    /// Stores a rejected input.
+    /// Stores a rejected input (with a kept statement: a flood of bad input dead-letters many a commit).
     static func insertDeadLetter(_ letter: NewDeadLetter, in db: Database) throws {
-        try db.execute(sql: """
+        try db.cachedStatement(sql: """
             INSERT INTO dead_letters(adapter, origin, reason, detail, raw, raw_size, received_at) VALUES (?,?,?,?,?,?,?)
-            """, arguments: [letter.provenance.adapter, letter.provenance.origin, letter.rejection.reason.rawValue, letter.rejection.detail,
-                             Data(letter.raw), letter.provenance.rawSize, letter.provenance.receivedAt.milliseconds])
+            """).execute(arguments: [letter.provenance.adapter, letter.provenance.origin, letter.rejection.reason.rawValue,
+                                     letter.rejection.detail, Data(letter.raw), letter.provenance.rawSize,
+                                     letter.provenance.receivedAt.milliseconds])
     }
 }
