@@ -18,9 +18,13 @@ enum MallocArenas {
     private static let arenaMaxParameter: Int32 = -8
 
     /// The limit Herald sets under `environment`: ``limit``, or `nil` where `MALLOC_ARENA_MAX` is set
-    /// (glibc then follows it).
+    /// (glibc then follows it) or there is no glibc to set it in.
     static func limit(for environment: [String: String]) -> Int32? {
+        #if canImport(Glibc)
         environment["MALLOC_ARENA_MAX"] == nil ? limit : nil
+        #else
+        nil
+        #endif
     }
 
     /// Sets ``limit(for:)`` in glibc. Called once, as the process starts, before any thread but the main
