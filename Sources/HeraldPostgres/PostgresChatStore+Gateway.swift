@@ -80,9 +80,10 @@ extension PostgresChatStore: GatewayStore {
     /// The URL (without password).
     public func startupMetadata() -> Logger.Metadata { ["store": "\(settings)"] }
 
-    /// The outbox listener (the server does its own upkeep).
+    /// The outbox listener, and the outbox's vacuum (the server does the rest of its upkeep).
     public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {
         [PostgresOutboxListener(settings: settings, signal: outboxSignal, logger: logger.with("component", "outbox-listener"),
-                                ownPayload: notificationPayload)]
+                                ownPayload: notificationPayload),
+         OutboxVacuum(store: self, logger: logger.with("component", "outbox-vacuum"), metrics: metrics)]
     }
 }

@@ -2,6 +2,7 @@ public import HeraldCore
 public import HeraldPluginAPI
 import NIOCore
 import PostgresNIO
+import Synchronization
 
 extension PostgresChatStore {
     /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
@@ -48,6 +49,7 @@ extension PostgresChatStore {
         bindings.append(delivered)
         let query = PostgresQuery(unsafeSQL: Self.removeOutputsSQL, binds: bindings)
         try read { session in try session.execute(query) }
+        removedSinceVacuum.add(delivered.count, ordering: .relaxed)
     }
 
     /// Deletes delivered entries ($1 sink, $2 lowest and $3 highest sequence, $4 every sequence).

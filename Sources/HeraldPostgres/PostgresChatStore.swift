@@ -15,6 +15,10 @@ public final class PostgresChatStore: ChatStore {
     public let settings: PostgresStoreSettings
     let writer: PostgresLink
     let reader: PostgresLink
+    /// The outbox's upkeep (``OutboxVacuum``), apart from the reads a sink waits for.
+    let maintenance: PostgresLink
+    /// Outbox entries removed since the outbox was last vacuumed (``OutboxVacuum``).
+    let removedSinceVacuum = Atomic<Int>(0)
     /// The payload of this store's `NOTIFY herald_outbox`: its own listener skips them, because the
     /// router wakes this instance's dispatchers itself after each commit.
     let notificationPayload = UUID().uuidString
@@ -28,12 +32,14 @@ public final class PostgresChatStore: ChatStore {
         quiet.logLevel = max(logger.logLevel, .warning)
         writer = PostgresLink(settings: settings, role: "writer", logger: quiet)
         reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
+        maintenance = PostgresLink(settings: settings, role: "maintenance", logger: quiet)
         try writer.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
     }
 
     deinit {
         writer.close()
         reader.close()
+        maintenance.close()
     }
 
     /// Statements the last write transaction sent, from BEGIN to COMMIT: a batch costs the same number

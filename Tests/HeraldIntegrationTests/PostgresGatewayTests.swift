@@ -33,6 +33,8 @@ struct PostgresGatewayTests {
         #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.status == 0 && badge.output.contains(#"{"chats":{},"unread":0}"#), "\(badge.output)")
+        // Delivered outputs leave the outbox at the dispatcher's next purge, a moment after delivery.
+        try await eventually("the delivered outputs to leave the outbox") { try store.statistics().outbox == 0 }
         let status = try await fixture.cli(["status"])
         #expect(status.status == 0 && status.output.contains("Store        1 messages, outbox 0, dead letters 0"), "\(status.output)")
         for peer in [observer, client] { try await peer.close() }
