@@ -27,12 +27,18 @@ struct Workload {
     var commitIntervalMilliseconds: Int?
     /// The PostgreSQL cluster the Herald live and backlog phases store into (`--store postgres`); SQLite when `nil`.
     var postgres: PostgresCluster?
+    /// How long a latency phase publishes (`--latency-seconds`), or ten seconds within the limits below.
+    var latencySeconds: Int?
 
     /// A latency phase's load at `rate` msg/s: ten seconds of it (at least 1,000 messages), at most a
-    /// quarter of the messages and at most 50,000.
+    /// quarter of the messages and at most 50,000; or exactly `latencySeconds` of it.
     func forLatency(rate: Double) -> Workload {
         var load = self
-        load.messages = min(messages / 4, 50_000, max(1000, Int(rate * 10)))
+        if let latencySeconds {
+            load.messages = max(1, Int(rate * Double(latencySeconds)))
+        } else {
+            load.messages = min(messages / 4, 50_000, max(1000, Int(rate * 10)))
+        }
         return load
     }
 

@@ -12,7 +12,7 @@ if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres [--icu-locale L]]
-                            [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES] [--json FILE]
+                            [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES [--latency-seconds N]] [--json FILE]
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
@@ -58,6 +58,9 @@ if arguments.contains("--help") {
                                and whether every invariant held afterwards (make soak: 30 minutes)
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
+          --latency-seconds N  each latency phase publishes for N seconds (default 10, within a quarter of
+                               --messages and 50,000 messages): long enough, with --store postgres, to
+                               include the outbox's vacuums and autovacuum's visits
           --json FILE          also append every figure to FILE as a JSON line (Tests/Tools/plot_bench.py draws them)
         """)
     exit(0)
@@ -75,6 +78,7 @@ workload.durability = option("--durability") ?? "full"
 workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
 workload.commitIntervalMilliseconds = option("--commit-interval-ms").flatMap { Int($0) }
+workload.latencySeconds = option("--latency-seconds").flatMap { Int($0) }
 if option("--store") == "postgres" {
     // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
     workload.postgres = try await PostgresCluster(durable: true, icuLocale: option("--icu-locale"))
