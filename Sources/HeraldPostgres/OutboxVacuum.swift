@@ -24,13 +24,18 @@ public struct OutboxVacuum: Service, CustomStringConvertible {
     let threshold: Int
     let blocking: BlockingCalls
     let logger: Logger
+    let clock: any WallClock
     let vacuums: Counter
     let duration: Metrics.Timer
+    /// A failure is logged at most every ten seconds (a database outage fails every check).
+    private let failureLog = RateLimitedLog(intervalMilliseconds: 10_000)
 
     /// Creates the service for `store`.
     public init(store: PostgresChatStore, interval: Duration = .seconds(1), threshold: Int = 10_000,
-                blocking: BlockingCalls = BlockingCalls(label: "herald-outbox-vacuum"), logger: Logger, metrics: any MetricsFactory) {
+                blocking: BlockingCalls = BlockingCalls(label: "herald-outbox-vacuum"), clock: any WallClock = SystemClock(),
+                logger: Logger, metrics: any MetricsFactory) {
         self.store = store
+        self.clock = clock
         self.interval = interval
         self.threshold = threshold
         self.blocking = blocking
@@ -59,7 +64,10 @@ public struct OutboxVacuum: Service, CustomStringConvertible {
                 guard permitted == true else { continue }
                 _ = try await vacuumOnce()
             } catch {
-                logger.warning("Vacuuming the outbox failed; will retry.", metadata: ["error": "\(error)"])
+                if let suppressed = failureLog.admit(key: "vacuum", now: clock.now()) {
+                    logger.warning("Vacuuming the outbox failed; will retry.", metadata: [
+                        "error": "\(error)", "suppressed_since_last": "\(suppressed)"])
+                }
             }
         }
     }
