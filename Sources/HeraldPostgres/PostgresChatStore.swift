@@ -24,7 +24,8 @@ public final class PostgresChatStore: ChatStore {
     let notificationPayload = UUID().uuidString
     private let lastWrite = Atomic<Int>(0)
 
-    /// Connects, checks the schema and applies missing migrations (under an advisory lock).
+    /// Connects, checks the schema and applies missing migrations (under an advisory lock), then checks
+    /// that the role may read and write every table the gateway uses.
     /// `willMigrate` hears the migrations an existing store is about to get, before they run.
     public init(settings: PostgresStoreSettings, logger: Logger, willMigrate: ([String]) -> Void = { _ in }) throws {
         self.settings = settings
@@ -33,7 +34,22 @@ public final class PostgresChatStore: ChatStore {
         writer = PostgresLink(settings: settings, role: "writer", logger: quiet)
         reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
         maintenance = PostgresLink(settings: settings, role: "maintenance", logger: quiet)
-        try writer.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session, willMigrate: willMigrate) }
+        try writer.withConnection(unlimited: true) { session in
+            try PostgresSchema.migrate(session, willMigrate: willMigrate)
+            let missing = try PostgresSchema.missingPrivileges(session)
+            guard missing.isEmpty else {
+                throw PostgresStoreError.missingPrivileges(role: try PostgresSchema.currentRole(session), missing: missing)
+            }
+        }
+    }
+
+    /// Creates the schema in the database `settings` name, or applies the migrations it lacks, and
+    /// closes the connection: `herald store migrate`, for a role that owns the schema while the gateway
+    /// runs as one that may only read and write rows.
+    public static func migrateSchema(settings: PostgresStoreSettings, logger: Logger) throws -> SchemaMigration {
+        let link = PostgresLink(settings: settings, role: "migration", logger: logger)
+        defer { link.close() }
+        return try link.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session) { _ in } }
     }
 
     deinit {

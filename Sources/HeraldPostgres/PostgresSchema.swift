@@ -113,36 +113,4 @@ enum PostgresSchema {
 
     /// The newest version this binary knows.
     static var knownVersion: Int { migrations.last?.version ?? 0 }
-
-    /// Applies what is missing, holding the advisory lock; returns the names of the migrations applied
-    /// to a store that had some already (a new store's are not announced). Waiting for another instance's
-    /// migration, and a migration itself, may take longer than a statement may: the caller's session
-    /// has no time limit.
-    static func migrate(_ session: PostgresSession, willMigrate: ([String]) -> Void) throws {
-        try session.query("SELECT pg_advisory_lock(\(migrationLock))")
-        defer { _ = try? session.query("SELECT pg_advisory_unlock(\(migrationLock))") }
-        try session.query("""
-            CREATE TABLE IF NOT EXISTS herald_schema_migrations (
-                version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())
-            """)
-        var applied: Set<Int> = []
-        for row in try session.query("SELECT version FROM herald_schema_migrations") {
-            applied.insert(try row.decode(Int.self))
-        }
-        if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
-        let pending = migrations.filter { !applied.contains($0.version) }
-        guard !pending.isEmpty else { return }
-        if !applied.isEmpty { willMigrate(pending.map(\.name)) }
-        for migration in pending {
-            try session.query("BEGIN")
-            do {
-                for statement in migration.sql { try session.query(PostgresQuery(unsafeSQL: statement)) }
-                try session.query("INSERT INTO herald_schema_migrations (version, name) VALUES (\(migration.version), \(migration.name))")
-                try session.query("COMMIT")
-            } catch {
-                _ = try? session.query("ROLLBACK")
-                throw error
-            }
-        }
-    }
 }

@@ -7,6 +7,11 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     case unreachable(settings: PostgresStoreSettings, detail: String)
     /// The database's schema is newer than this binary knows.
     case schemaTooNew(found: Int, known: Int)
+    /// The role may not apply the migrations the schema lacks (it may not create tables): they need
+    /// the role that owns the schema, through `herald store migrate`.
+    case migrationRefused(role: String, pending: [Int], detail: String)
+    /// The role lacks privileges the gateway needs on Herald's tables, sequences or functions.
+    case missingPrivileges(role: String, missing: [String])
     /// A statement failed.
     case statement(String)
     /// The server did not answer a statement in time; the connection was closed and is opened anew.
@@ -19,6 +24,10 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
             "cannot connect to PostgreSQL at \(settings): \(detail) (check store.url, the server, and the password in store.password_file or $\(PostgresStoreSettings.defaultPasswordEnvironment))"
         case .schemaTooNew(let found, let known):
             "the store's schema is version \(found), newer than this Herald knows (\(known)); run a Herald at least as new as the one that migrated it"
+        case .migrationRefused(let role, let pending, let detail):
+            "the store's schema lacks migration\(pending.count == 1 ? "" : "s") \(pending.map(String.init).joined(separator: ", ")), which role \(role) may not apply (\(detail)); run `herald store migrate` as the role that owns the schema first (docs/store.md#roles)"
+        case .missingPrivileges(let role, let missing):
+            "role \(role) lacks privileges Herald needs: \(missing.joined(separator: "; ")); grant them as the schema's owner (docs/store.md#roles)"
         case .statement(let detail): "PostgreSQL statement failed: \(detail)"
         case .noAnswer(let limit):
             "PostgreSQL did not answer within \(limit.components.seconds) s (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
@@ -36,6 +45,12 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
             return "\(error.code)"
         }
         return "\(error)"
+    }
+
+    /// Whether the server refused a statement for want of a privilege.
+    var isPermissionDenied: Bool {
+        guard case .statement(let detail) = self else { return false }
+        return detail.contains("SQLSTATE 42501")
     }
 
     /// Whether the server asked for the transaction to be tried again (serialization failure, deadlock).

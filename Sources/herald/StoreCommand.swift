@@ -9,7 +9,7 @@ struct StoreCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "store",
         abstract: "Work on chat stores.",
-        subcommands: [StoreCopyCommand.self, StoreVerifyCommand.self])
+        subcommands: [StoreMigrateCommand.self, StoreCopyCommand.self, StoreVerifyCommand.self])
 }
 
 /// `herald store copy --from PATH --to URL`

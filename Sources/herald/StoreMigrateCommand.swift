@@ -1,0 +1,76 @@
+import ArgumentParser
+import Foundation
+import HeraldCore
+import HeraldPluginAPI
+import HeraldPostgres
+
+/// `herald store migrate [--url URL]`
+struct StoreMigrateCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "migrate",
+        abstract: "Create the store's schema, or apply the migrations it lacks, and exit.",
+        discussion: """
+            `herald run` does this itself at start when its role may. Where the gateway's PostgreSQL role may \
+            only read and write rows, run this as the role that owns the schema before starting a new Herald, \
+            with --url naming that role (its password from --password-file or $PGPASSWORD); `herald run` then \
+            finds the schema current and checks that its own role has the privileges it needs. Several \
+            instances may run it at once: migrations take an advisory lock. Exits 0 when the schema is current \
+            afterwards, whether or not anything was applied.
+
+            Without --url it works on the store the config names, SQLite or PostgreSQL.
+            """)
+
+    @OptionGroup var config: ConfigOption
+
+    @Option(help: ArgumentHelp("The PostgreSQL database and the role to migrate it as: postgres://USER@HOST:PORT/DATABASE[?sslmode=…] (default: the config's store.url).", valueName: "url"))
+    var url: String?
+
+    @Option(help: ArgumentHelp("With --url: a file whose first line is that role's password (default: $PGPASSWORD).", valueName: "file"))
+    var passwordFile: String?
+
+    func validate() throws {
+        if passwordFile != nil, url == nil { throw ValidationError("--password-file goes with --url; without it the config's store settings apply") }
+    }
+
+    func run() async throws {
+        let logger = makeLogger(level: .warning)
+        var section: StoreSection
+        if let url {
+            section = StoreSection()
+            section.url = url
+            section.passwordFile = passwordFile
+        } else {
+            section = try config.load().store
+        }
+        let settings: PostgresStoreSettings?
+        do throws(ConfigurationError) {
+            settings = try section.postgresSettings(environment: ProcessInfo.processInfo.environment)
+        } catch {
+            guard url != nil else { throw ValidationError("store.\(error.keyPath): \(error.message)") }
+            throw ValidationError("--\(error.keyPath == "url" ? "url" : "password-file"): \(error.message)")
+        }
+        guard let settings else { return try migrateSQLite(section) }
+        let report = try PostgresChatStore.migrateSchema(settings: settings, logger: logger)
+        if report.applied.isEmpty {
+            print("The schema of \(settings) is current (version \(report.version)).")
+            return
+        }
+        print("\(report.created ? "Created the schema of" : "Migrated") \(settings) to version \(report.version):")
+        for migration in report.applied { print("  \(migration)") }
+    }
+
+    /// Opens the SQLite store, which creates or migrates it.
+    private func migrateSQLite(_ section: StoreSection) throws {
+        let existed = FileManager.default.fileExists(atPath: section.path)
+        var applied: [String] = []
+        _ = try SQLiteChatStore(path: section.path, durability: section.durability, cacheMiB: section.cacheMiB) { applied = $0 }
+        if !existed {
+            print("Created the SQLite store at \(section.path).")
+        } else if applied.isEmpty {
+            print("The SQLite store at \(section.path) is current.")
+        } else {
+            print("Migrated the SQLite store at \(section.path):")
+            for migration in applied { print("  \(migration)") }
+        }
+    }
+}

@@ -1,0 +1,91 @@
+import Foundation
+import HeraldCore
+@testable import HeraldPostgres
+import HeraldTestKit
+import Logging
+import Testing
+
+/// A production database often has two roles: one owns Herald's schema and migrates it, the gateway runs as
+/// another that may only read and write rows (docs/store.md#roles).
+@Suite("The herald binary on PostgreSQL with a schema owner and a gateway role")
+struct PostgresRolesTests {
+    @Test func theGatewayRunsAsARoleThatMayOnlyReadAndWriteRows() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let database = "roles_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        let owner = "\(database)_owner", gateway = "\(database)_gateway"
+        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        let ownerURL = "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)"
+        let gatewayURL = "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)"
+        let fixture = try await GatewayFixture(storeURL: gatewayURL)
+
+        // The gateway's role may not create the schema: one line that says who can.
+        let refused = try await fixture.cli(["run"])
+        #expect(refused.status != 0)
+        #expect(refused.output.contains("which role \(gateway) may not apply") && refused.output.contains("run `herald store migrate` as the role that owns the schema"),
+                "\(refused.output)")
+        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing half made")
+
+        let migrated = try await fixture.cli(["store", "migrate", "--url", ownerURL])
+        #expect(migrated.status == 0 && migrated.output.contains("Created the schema of \(ownerURL)?sslmode=disable to version \(PostgresSchema.knownVersion):")
+                && migrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(migrated.output)")
+        let again = try await fixture.cli(["store", "migrate", "--url", ownerURL])
+        #expect(again.status == 0 && again.output.contains("is current (version \(PostgresSchema.knownVersion))"), "\(again.output)")
+        #expect(try cluster.psql(database: database, "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == owner)
+
+        // A current schema is only read at start; the gateway's role still lacks the rows' privileges, and
+        // this database keeps functions from PUBLIC.
+        try runAs(owner, cluster, database, "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC")
+        let ungranted = try await fixture.cli(["run"])
+        #expect(ungranted.status != 0)
+        #expect(ungranted.output.contains("""
+            role \(gateway) lacks privileges Herald needs: EXECUTE on herald_load_counters(), herald_load_slice(), herald_write_batch(); \
+            SELECT on herald_schema_migrations; SELECT, INSERT, UPDATE, DELETE on chat_members, chats, dead_letters, leases, messages, \
+            outbox, pending_reads, presence, read_positions, source_checkpoints, unread_counters; \
+            USAGE on public.dead_letters_id_seq, public.messages_seq_seq, public.outbox_seq_seq; grant them as the schema's owner
+            """), "\(ungranted.output)")
+
+        // The grants docs/store.md gives for a schema that exists, run as its owner.
+        try runAs(owner, cluster, database, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(gateway)")
+        try runAs(owner, cluster, database, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \(gateway)")
+        try runAs(owner, cluster, database, "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO \(gateway)")
+        try await fixture.startHerald()
+        let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/badge"])
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
+        try await observer.waitForMessages("bob's badge") { $0.contains { $0.text == #"{"chats":{"c1":1},"unread":1}"# } }
+        let badge = try await fixture.cli(["badge", "bob"])
+        #expect(badge.status == 0 && badge.output.contains(#""unread":1"#), "\(badge.output)")
+        for peer in [observer, client] { try await peer.close() }
+    }
+
+    /// docs/store.md's set-up for a new database: default privileges first, so what the owner migrates is
+    /// the gateway's to read and write without another grant.
+    @Test func defaultPrivilegesCoverWhatTheOwnerMigrates() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let database = "defaults_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        let owner = "\(database)_owner", gateway = "\(database)_gateway"
+        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
+        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE ON SEQUENCES TO \(gateway)")
+        let fixture = try await GatewayFixture(storeURL: "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)")
+        let before = try await fixture.cli(["badge", "bob"])
+        #expect(before.status != 0 && before.output.contains("run `herald store migrate`"), "\(before.output)")
+
+        let migrated = try await fixture.cli(["store", "migrate", "--url", "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)"])
+        #expect(migrated.status == 0, "\(migrated.output)")
+        let badge = try await fixture.cli(["badge", "bob"])
+        #expect(badge.status == 0 && badge.output.contains(#"{"chats":{},"unread":0}"#), "\(badge.output)")
+    }
+
+    /// Runs `sql` in `database` as `role` (the cluster trusts loopback logins).
+    private func runAs(_ role: String, _ cluster: PostgresCluster, _ database: String, _ sql: String) throws {
+        try Command.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(cluster.port)",
+                                          "-U", role, "-d", database, "-c", sql])
+    }
+}
