@@ -117,6 +117,10 @@ final class PostgresLink: @unchecked Sendable {
         }
         if let path = settings.rootCertificatePath { tls.trustRoots = .file(path) }
         do {
+            if let certificate = settings.clientCertificatePath, let key = settings.clientKeyPath {
+                tls.certificateChain = try NIOSSLCertificate.fromPEMFile(certificate).map { .certificate($0) }
+                tls.privateKey = .privateKey(try NIOSSLPrivateKey(file: key, format: .pem))
+            }
             return .require(try NIOSSLContext(configuration: tls))
         } catch {
             throw PostgresStoreError.unreachable(settings: settings, detail: "TLS setup failed: \(error)")

@@ -21,7 +21,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     public var description: String {
         switch self {
         case .unreachable(let settings, let detail):
-            "cannot connect to PostgreSQL at \(settings): \(detail) (check store.url, the server, and the password in store.password_file or $\(PostgresStoreSettings.defaultPasswordEnvironment))"
+            "cannot connect to PostgreSQL at \(settings): \(Self.plainWords(detail, host: settings.host))"
         case .schemaTooNew(let found, let known):
             "the store's schema is version \(found), newer than this Herald knows (\(known)); run a Herald at least as new as the one that migrated it"
         case .migrationRefused(let role, let pending, let detail):
@@ -32,6 +32,24 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         case .noAnswer(let limit):
             "PostgreSQL did not answer within \(limit.components.seconds) s (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
         }
+    }
+
+    /// What a failed connection's detail means and what to check, in words; the TLS library's own words
+    /// for a certificate it refused name neither the certificate nor the fix.
+    static func plainWords(_ detail: String, host: String) -> String {
+        if detail.contains("CERTIFICATE_VERIFY_FAILED") {
+            return "the server's certificate is not signed by a CA Herald trusts (set sslrootcert in store.url to the CA's PEM file; without it the system's CAs are trusted)"
+        }
+        if detail.contains("failedToValidateHostname") {
+            return "the server's certificate does not name \(host) (connect by a name the certificate holds, or use sslmode=verify-ca to verify the CA alone)"
+        }
+        if detail.contains("client certificate") {
+            return "\(detail) (set sslcert and sslkey in store.url to a certificate the server's CA signed, whose common name is the role)"
+        }
+        if detail.contains("TLS setup failed") {
+            return "\(detail) (check the files sslrootcert, sslcert and sslkey in store.url name: readable PEM files)"
+        }
+        return "\(detail) (check store.url, the server, and the password in store.password_file or $\(PostgresStoreSettings.defaultPasswordEnvironment))"
     }
 
     /// A server error's message and SQLSTATE, or the error's own description.

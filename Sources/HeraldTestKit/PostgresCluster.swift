@@ -27,8 +27,10 @@ public final class PostgresCluster: Sendable {
     public let icuLocale: String?
 
     /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
-    /// `icuLocale` sets the default collation of the databases it creates.
-    public init(durable: Bool = false, icuLocale: String? = nil) async throws {
+    /// `icuLocale` sets the default collation of the databases it creates. With `tls`, the server
+    /// speaks TLS 1.2 or newer with `tls`'s server certificate (for `localhost`) and trusts its CA for
+    /// client certificates; see ``tlsAccessRules`` for who may connect how.
+    public init(durable: Bool = false, icuLocale: String? = nil, tls: TestCertificates? = nil) async throws {
         self.icuLocale = icuLocale
         let binaries = try Self.binaries()
         directory = try TemporaryDirectory(prefix: "herald-postgres")
@@ -42,7 +44,8 @@ public final class PostgresCluster: Sendable {
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
                                "-c", "max_wal_size=256MB", "-c", "min_wal_size=32MB"])
-        let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings).map(Self.quoted).joined(separator: " ")
+        let tlsSettings = try tls.map { try Self.installTLS($0, data: data, chown: !runAs.isEmpty) } ?? []
+        let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings + tlsSettings).map(Self.quoted).joined(separator: " ")
         // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once
         // the test process is gone or the server exits. Once the test process is gone it also removes the
         // cluster's directory: a shared cluster lives as long as the process, whose exit runs no deinit.
@@ -176,6 +179,35 @@ public final class PostgresCluster: Sendable {
     }
 
     /// Where the server binaries are: Debian's newest installed major version.
+    /// `pg_hba.conf` of a TLS cluster: on loopback only TLS; a database named ``certificateDatabase``
+    /// admits a role by a client certificate whose common name is the role's name, every other database
+    /// trusts the role it is told.
+    public static let tlsAccessRules = """
+        local all all trust
+        hostssl \(certificateDatabase) all 127.0.0.1/32 cert
+        hostssl all all 127.0.0.1/32 trust
+        host all all 127.0.0.1/32 reject
+        """
+
+    /// The database of a TLS cluster that admits roles by client certificate only.
+    public static let certificateDatabase = "certified"
+
+    /// Copies the server's certificate, key and CA into the data directory (the key readable by the server
+    /// alone, as it demands), writes ``tlsAccessRules``, and returns the server settings that use them.
+    private static func installTLS(_ certificates: TestCertificates, data: String, chown: Bool) throws -> [String] {
+        let files = FileManager.default
+        for (source, name) in [(certificates.serverCertFile, "server.crt"), (certificates.serverKeyFile, "server.key"), (certificates.caFile, "root.crt")] {
+            let target = "\(data)/\(name)"
+            try? files.removeItem(atPath: target)
+            try files.copyItem(atPath: source, toPath: target)
+            try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target)
+        }
+        try tlsAccessRules.write(toFile: "\(data)/pg_hba.conf", atomically: true, encoding: .utf8)
+        if chown { try Command.run("/bin/chown", ["-R", "postgres", data]) }
+        return ["-c", "ssl=on", "-c", "ssl_cert_file=server.crt", "-c", "ssl_key_file=server.key", "-c", "ssl_ca_file=root.crt",
+                "-c", "ssl_min_protocol_version=TLSv1.2"]
+    }
+
     static func binaries() throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()

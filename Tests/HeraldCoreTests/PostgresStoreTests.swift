@@ -55,6 +55,15 @@ struct PostgresStoreTests {
         #expect(refused?.description.contains("hunter2") == false)
         #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://herald@db/chats?sslmode=maybe") }
         #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "mysql://herald@db/chats") }
+        let certified = try PostgresStoreSettings(url: "postgres://h@db/chats?sslcert=/etc/h.pem&sslkey=/etc/h.key")
+        #expect(certified.clientCertificatePath == "/etc/h.pem" && certified.clientKeyPath == "/etc/h.key")
+        #expect(certified.description == "postgres://h@db:5432/chats?sslmode=verify-full&sslcert=/etc/h.pem&sslkey=/etc/h.key")
+        let halfPair = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://h@db/chats?sslcert=/etc/h.pem") }
+        #expect(halfPair?.description == "store.url: sslcert and sslkey go together (the client certificate and its private key)")
+        let plain = #expect(throws: PostgresSettingsError.self) {
+            try PostgresStoreSettings(url: "postgres://h@127.0.0.1/chats?sslcert=/etc/h.pem&sslkey=/etc/h.key")
+        }
+        #expect(plain?.description.contains("a client certificate needs TLS; add sslmode=verify-full") == true)
     }
 
     /// A DBA tells Herald's connections apart in `pg_stat_activity`: what each one does, under the name

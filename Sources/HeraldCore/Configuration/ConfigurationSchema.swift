@@ -11,7 +11,7 @@ public enum ConfigurationSchema {
             AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode); its folder is created"),
             AdapterOption("durability", .choice(["full", "normal"]), default: "full", "SQLite: full syncs every commit (survives power loss); normal survives a killed process but may lose the last commits on power loss"),
             AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats"),
-            AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&application_name=…] selects PostgreSQL instead of path; never a password here. TLS is verify-full unless the host is loopback"),
+            AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&application_name=…] selects PostgreSQL instead of path; never a password here. TLS is verify-full unless the host is loopback"),
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password"),
             AdapterOption("password_env", .string, default: PostgresStoreSettings.defaultPasswordEnvironment,
                           "Environment variable holding the PostgreSQL password when no password_file is set"),

@@ -77,7 +77,7 @@ public struct StoreSection: Decodable, Sendable {
     public var durability: SQLiteChatStore.Durability = .full
     /// The writer's page cache in MiB (SQLite `cache_size`); readers keep 2 MiB each. SQLite only.
     public var cacheMiB = SQLiteChatStore.defaultCacheMiB
-    /// `postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…]`: selects PostgreSQL instead of `path`.
+    /// `postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…]`: selects PostgreSQL instead of `path`.
     public var url: String?
     /// A file holding the PostgreSQL password (its first line).
     public var passwordFile: String?

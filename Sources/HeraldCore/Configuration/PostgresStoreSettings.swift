@@ -3,8 +3,8 @@ public import HeraldPluginAPI
 
 /// Where a PostgreSQL chat store lives and how to reach it, from `store.url` and its companions.
 ///
-/// The URL follows libpq's conventions, `postgres://USER@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE`,
-/// without a password: the password comes from a file or an environment variable, so that neither
+/// The URL follows libpq's conventions, `postgres://USER@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE`
+/// (and `sslcert=FILE&sslkey=FILE` for a client certificate), without a password: the password comes from a file or an environment variable, so that neither
 /// the configuration nor a log line ever holds it.
 public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible {
     /// How the connection is encrypted and verified (libpq's `sslmode`).
@@ -31,6 +31,11 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public var tls: TLSMode
     /// A PEM file of CA certificates to verify the server against (the system's when `nil`).
     public var rootCertificatePath: String?
+    /// A PEM file with the client certificate (and any intermediates) Herald presents, for servers that
+    /// authenticate by certificate (`cert` in `pg_hba.conf`); set together with ``clientKeyPath``.
+    public var clientCertificatePath: String?
+    /// The PEM file of the client certificate's private key.
+    public var clientKeyPath: String?
     /// The password, if any.
     public var password: Secret?
     /// What the server's activity views show for Herald's connections (`pg_stat_activity.application_name`),
@@ -45,6 +50,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public var description: String {
         var text = "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
         if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
+        if let clientCertificatePath, let clientKeyPath { text += "&sslcert=\(clientCertificatePath)&sslkey=\(clientKeyPath)" }
         if applicationName != Self.defaultApplicationName { text += "&application_name=\(applicationName)" }
         return text
     }
@@ -76,6 +82,14 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
             tls = Self.isLoopback(host) ? .disable : .verifyFull
         }
         rootCertificatePath = query["sslrootcert"]
+        clientCertificatePath = query["sslcert"]
+        clientKeyPath = query["sslkey"]
+        guard (clientCertificatePath == nil) == (clientKeyPath == nil) else {
+            throw PostgresSettingsError("store.url: sslcert and sslkey go together (the client certificate and its private key)")
+        }
+        if clientCertificatePath != nil, tls == .disable {
+            throw PostgresSettingsError("store.url: a client certificate needs TLS; add sslmode=verify-full (or require, verify-ca)")
+        }
         applicationName = query["application_name"] ?? Self.defaultApplicationName
         // The server keeps 63 bytes of it; the role suffix needs room.
         guard !applicationName.isEmpty, applicationName.utf8.count <= 48, applicationName.utf8.allSatisfy({ (0x20..<0x7f).contains($0) }) else {
@@ -118,5 +132,5 @@ extension PostgresStoreSettings {
     public static let defaultApplicationName = "herald"
 
     /// The URL parameters Herald reads (libpq's names).
-    static let urlParameters = ["sslmode", "sslrootcert", "application_name"]
+    static let urlParameters = ["sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"]
 }
