@@ -35,7 +35,7 @@ public final class PostgresChatStore: ChatStore {
         reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
         maintenance = PostgresLink(settings: settings, role: "maintenance", logger: quiet)
         try writer.withConnection(unlimited: true) { session in
-            try PostgresSchema.migrate(session, willMigrate: willMigrate)
+            try PostgresSchema.migrate(session, schema: settings.schema, willMigrate: willMigrate)
             let missing = try PostgresSchema.missingPrivileges(session)
             guard missing.isEmpty else {
                 throw PostgresStoreError.missingPrivileges(role: try PostgresSchema.currentRole(session), missing: missing)
@@ -49,7 +49,7 @@ public final class PostgresChatStore: ChatStore {
     public static func migrateSchema(settings: PostgresStoreSettings, logger: Logger) throws -> SchemaMigration {
         let link = PostgresLink(settings: settings, role: "migration", logger: logger)
         defer { link.close() }
-        return try link.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session) { _ in } }
+        return try link.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session, schema: settings.schema) { _ in } }
     }
 
     deinit {
@@ -67,7 +67,8 @@ public final class PostgresChatStore: ChatStore {
         try writer.withConnection { session in
             try session.query("BEGIN")
             do {
-                let result = try body(PostgresTransaction(session: session, notificationPayload: notificationPayload))
+                let result = try body(PostgresTransaction(session: session, notificationPayload: notificationPayload,
+                                                          outboxChannel: settings.outboxChannel))
                 try session.query("COMMIT")
                 lastWrite.store(session.statements, ordering: .relaxed)
                 return result

@@ -74,7 +74,9 @@ final class PostgresLink: @unchecked Sendable {
         }
         let watching = StatementWatchdog(watching: opened, limit: answerTimeout)
         do {
-            try PostgresSession(connection: opened, logger: logger, watchdog: watching).limitStatements(to: settings.statementTimeout)
+            let session = PostgresSession(connection: opened, logger: logger, watchdog: watching)
+            try session.limitStatements(to: settings.statementTimeout)
+            if let schema = settings.schema { try session.query("SELECT set_config('search_path', \(schema), false)") }
         } catch {
             watching.stop()
             opened.close().whenComplete { _ in }

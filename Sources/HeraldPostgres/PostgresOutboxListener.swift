@@ -43,7 +43,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
                         logger: quiet).get()
                     backoff.reset()
                     do {
-                        try await connection.listen(on: PostgresSchema.outboxChannel) { notifications in
+                        try await connection.listen(on: settings.outboxChannel) { notifications in
                             signal.notify()
                             for try await notification in notifications where notification.payload != ownPayload { signal.notify() }
                         }

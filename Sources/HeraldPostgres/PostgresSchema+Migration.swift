@@ -12,7 +12,8 @@ public struct SchemaMigration: Sendable, Equatable {
 }
 
 extension PostgresSchema {
-    /// Applies what is missing, holding the advisory lock; `willMigrate` hears the names of the
+    /// Applies what is missing, holding the advisory lock, in `schema` (created first if it is missing;
+    /// `nil`: the session's `search_path`); `willMigrate` hears the names of the
     /// migrations a store that had some already is about to get (a new store's are not announced).
     /// Waiting for another instance's migration, and a migration itself, may take longer than a
     /// statement may: the caller's session has no time limit.
@@ -21,9 +22,15 @@ extension PostgresSchema {
     /// tables starts on it; a role that may not apply a pending migration gets
     /// ``PostgresStoreError/migrationRefused(role:pending:detail:)``.
     @discardableResult
-    static func migrate(_ session: PostgresSession, willMigrate: ([String]) -> Void) throws -> SchemaMigration {
+    static func migrate(_ session: PostgresSession, schema: String?, willMigrate: ([String]) -> Void) throws -> SchemaMigration {
         try session.query("SELECT pg_advisory_lock(\(migrationLock))")
         defer { _ = try? session.query("SELECT pg_advisory_unlock(\(migrationLock))") }
+        // Without USAGE the schema drops out of the search path, and its tables look absent.
+        if let schema, try session.query("""
+            SELECT to_regnamespace(\(schema)) IS NOT NULL AND NOT has_schema_privilege(\(schema), 'USAGE')
+            """).map({ try $0.decode(Bool.self) }).first == true {
+            throw PostgresStoreError.missingPrivileges(role: try currentRole(session), missing: ["USAGE on schema \(schema)"])
+        }
         let applied: Set<Int>
         do {
             applied = try appliedVersions(session)
@@ -32,10 +39,17 @@ extension PostgresSchema {
         }
         if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
         let pending = migrations.filter { !applied.contains($0.version) }
+        if let schema, (try? PostgresStoreSettings.validateSchema(schema)) == nil {
+            throw PostgresStoreError.statement("not a schema name Herald uses: \(schema)")
+        }
         let report = SchemaMigration(version: knownVersion, applied: pending.map { "\($0.version): \($0.name)" }, created: applied.isEmpty)
         guard !pending.isEmpty else { return report }
         if !applied.isEmpty { willMigrate(pending.map(\.name)) }
         do {
+            // Only when missing: `CREATE SCHEMA IF NOT EXISTS` asks for the database's CREATE privilege first.
+            if let schema, try session.query("SELECT to_regnamespace(\(schema)) IS NULL").map({ try $0.decode(Bool.self) }).first == true {
+                try session.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"))
+            }
             try session.query("""
                 CREATE TABLE IF NOT EXISTS herald_schema_migrations (
                     version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now())

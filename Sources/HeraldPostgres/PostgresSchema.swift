@@ -108,9 +108,6 @@ enum PostgresSchema {
     /// waiting for each other.
     static let chatLockBuckets: Int32 = 256
 
-    /// The channel `NOTIFY` wakes outbox dispatchers on, when a commit queued outputs.
-    static let outboxChannel = "herald_outbox"
-
     /// The newest version this binary knows.
     static var knownVersion: Int { migrations.last?.version ?? 0 }
 }

@@ -22,7 +22,7 @@ extension PostgresTransaction {
         let removed = delta.checkpoints.filter { $0.value == nil }
         // Outputs queued: wake the other instances' dispatchers when this commits (NOTIFY is transactional).
         // The payload is a UUID (hex digits and dashes), safe to write as a literal.
-        let notify = outbox.isEmpty ? "" : ", pg_notify('\(PostgresSchema.outboxChannel)', '\(notificationPayload)')"
+        let notify = outbox.isEmpty ? "" : ", pg_notify('\(outboxChannel)', '\(notificationPayload)')"
         let rows = try session.query("""
             SELECT herald_write_batch(
                 \(messages.map(\.message.chat.rawValue))::text[], \(messages.map(\.message.id.rawValue))::text[],

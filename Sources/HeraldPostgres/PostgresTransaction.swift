@@ -9,6 +9,8 @@ struct PostgresTransaction: ChatTransaction {
     let session: PostgresSession
     /// What this store's `NOTIFY` carries (``PostgresChatStore/notificationPayload``).
     let notificationPayload: String
+    /// The channel that `NOTIFY` goes to (``PostgresStoreSettings/outboxChannel``).
+    let outboxChannel: String
 
     /// The slice in one statement, `herald_load_slice` (``PostgresReadFunctions/slice``): it takes the
     /// transaction's chat locks, then reads each part of the slice after them.

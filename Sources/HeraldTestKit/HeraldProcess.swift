@@ -48,6 +48,8 @@ public struct TestConfiguration: Sendable {
     public var topLevelExtra = ""
     /// A PostgreSQL store URL (`store.url`) instead of the SQLite file.
     public var storeURL: String?
+    /// Extra YAML lines inside the `store:` section (indented by two spaces).
+    public var storeExtra = ""
     /// Durability.
     public var durability = "normal"
     /// The writer's page cache in MiB (`store.cache_mib`), or Herald's default.
@@ -74,7 +76,7 @@ public struct TestConfiguration: Sendable {
         """
         store:
           path: \(storePath)\(storeURL.map { "\n  url: \($0)" } ?? "")
-          durability: \(durability)\(cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")
+          durability: \(durability)\(cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")\(storeExtra.isEmpty ? "" : "\n" + storeExtra)
         outbox:
           drain_timeout_s: 3
         log:

@@ -36,6 +36,9 @@ struct StoreCopyCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("A file whose first line is the PostgreSQL password.", valueName: "file"))
     var passwordFile: String?
 
+    @Option(help: ArgumentHelp("The schema to copy into, as the gateway's store.schema names it (default: the server's search_path).", valueName: "name"))
+    var schema: String?
+
     @Option(help: "Rows per statement.")
     var chunk = 5_000
 
@@ -45,12 +48,13 @@ struct StoreCopyCommand: AsyncParsableCommand {
         var section = StoreSection()
         section.url = to
         section.passwordFile = passwordFile
+        section.schema = schema
         let settings: PostgresStoreSettings
         do throws(ConfigurationError) {
             guard let parsed = try section.postgresSettings(environment: ProcessInfo.processInfo.environment) else { return }
             settings = parsed
         } catch {
-            throw ValidationError("--\(error.keyPath == "url" ? "to" : "password-file"): \(error.message)")
+            throw ValidationError("--\(["url": "to", "password_file": "password-file"][error.keyPath] ?? error.keyPath): \(error.message)")
         }
         let source = try section.openSQLiteStore(at: from, logger: logger)
         let target = try PostgresChatStore(settings: settings, logger: logger)

@@ -28,8 +28,13 @@ struct StoreMigrateCommand: AsyncParsableCommand {
     @Option(help: ArgumentHelp("With --url: a file whose first line is that role's password (default: $PGPASSWORD).", valueName: "file"))
     var passwordFile: String?
 
+    @Option(help: ArgumentHelp("With --url: the schema of Herald's tables, as the gateway's store.schema names it (default: the server's search_path).", valueName: "name"))
+    var schema: String?
+
     func validate() throws {
-        if passwordFile != nil, url == nil { throw ValidationError("--password-file goes with --url; without it the config's store settings apply") }
+        if url == nil, passwordFile != nil || schema != nil {
+            throw ValidationError("--password-file and --schema go with --url; without it the config's store settings apply")
+        }
     }
 
     func run() async throws {
@@ -39,6 +44,7 @@ struct StoreMigrateCommand: AsyncParsableCommand {
             section = StoreSection()
             section.url = url
             section.passwordFile = passwordFile
+            section.schema = schema
         } else {
             section = try config.load().store
         }
@@ -47,15 +53,16 @@ struct StoreMigrateCommand: AsyncParsableCommand {
             settings = try section.postgresSettings(environment: ProcessInfo.processInfo.environment)
         } catch {
             guard url != nil else { throw ValidationError("store.\(error.keyPath): \(error.message)") }
-            throw ValidationError("--\(error.keyPath == "url" ? "url" : "password-file"): \(error.message)")
+            throw ValidationError("--\(error.keyPath.replacingOccurrences(of: "_", with: "-")): \(error.message)")
         }
         guard let settings else { return try migrateSQLite(section) }
         let report = try PostgresChatStore.migrateSchema(settings: settings, logger: logger)
         if report.applied.isEmpty {
-            print("The schema of \(settings) is current (version \(report.version)).")
+            print("Herald's schema in \(settings) is current (version \(report.version)).")
             return
         }
-        print("\(report.created ? "Created the schema of" : "Migrated") \(settings) to version \(report.version):")
+        print(report.created ? "Created Herald's schema, version \(report.version), in \(settings):"
+              : "Migrated Herald's schema in \(settings) to version \(report.version):")
         for migration in report.applied { print("  \(migration)") }
     }
 

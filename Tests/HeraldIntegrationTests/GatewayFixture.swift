@@ -13,7 +13,8 @@ final class GatewayFixture: @unchecked Sendable {
     private(set) var herald: HeraldProcess?
     private var runs = 0
 
-    init(sourceExtra: String = "", sinkBroker: MosquittoBroker? = nil, broker: MosquittoBroker? = nil, storeURL: String? = nil) async throws {
+    init(sourceExtra: String = "", sinkBroker: MosquittoBroker? = nil, broker: MosquittoBroker? = nil, storeURL: String? = nil,
+         storeExtra: String = "") async throws {
         directory = try TemporaryDirectory(prefix: "herald-it")
         if let broker {
             self.broker = broker
@@ -23,6 +24,7 @@ final class GatewayFixture: @unchecked Sendable {
         configuration = TestConfiguration(port: self.broker.port, storePath: directory.path("store.sqlite"))
         configuration.sourceExtra = sourceExtra
         configuration.storeURL = storeURL
+        configuration.storeExtra = storeExtra
         configuration.sinkPort = sinkBroker?.port
         configPath = try directory.write("herald.yaml", configuration.yaml)
     }

@@ -29,10 +29,10 @@ struct PostgresRolesTests {
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing half made")
 
         let migrated = try await fixture.cli(["store", "migrate", "--url", ownerURL])
-        #expect(migrated.status == 0 && migrated.output.contains("Created the schema of \(ownerURL)?sslmode=disable to version \(PostgresSchema.knownVersion):")
+        #expect(migrated.status == 0 && migrated.output.contains("Created Herald's schema, version \(PostgresSchema.knownVersion), in \(ownerURL)?sslmode=disable:")
                 && migrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(migrated.output)")
         let again = try await fixture.cli(["store", "migrate", "--url", ownerURL])
-        #expect(again.status == 0 && again.output.contains("is current (version \(PostgresSchema.knownVersion))"), "\(again.output)")
+        #expect(again.status == 0 && again.output.contains("Herald's schema in \(ownerURL)?sslmode=disable is current (version \(PostgresSchema.knownVersion))."), "\(again.output)")
         #expect(try cluster.psql(database: database, "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == owner)
 
@@ -62,8 +62,9 @@ struct PostgresRolesTests {
         for peer in [observer, client] { try await peer.close() }
     }
 
-    /// docs/store.md's set-up for a new database: default privileges first, so what the owner migrates is
-    /// the gateway's to read and write without another grant.
+    /// docs/store.md's set-up for a new database with Herald in a schema of its own: the owner creates
+    /// the schema and sets default privileges first, so what it migrates is the gateway's to read and
+    /// write without another grant once the gateway may use the schema.
     @Test func defaultPrivilegesCoverWhatTheOwnerMigrates() async throws {
         let cluster = try await PostgresCluster.shared()
         let database = "defaults_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
@@ -71,16 +72,21 @@ struct PostgresRolesTests {
         try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
         try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
         try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
-        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
-        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA public GRANT USAGE ON SEQUENCES TO \(gateway)")
-        let fixture = try await GatewayFixture(storeURL: "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)")
-        let before = try await fixture.cli(["badge", "bob"])
-        #expect(before.status != 0 && before.output.contains("run `herald store migrate`"), "\(before.output)")
+        try runAs(owner, cluster, database, "CREATE SCHEMA chat")
+        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
+        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT USAGE ON SEQUENCES TO \(gateway)")
+        let fixture = try await GatewayFixture(storeURL: "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)", storeExtra: "  schema: chat")
 
-        let migrated = try await fixture.cli(["store", "migrate", "--url", "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)"])
-        #expect(migrated.status == 0, "\(migrated.output)")
+        let migrated = try await fixture.cli(["store", "migrate", "--url", "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)", "--schema", "chat"])
+        #expect(migrated.status == 0 && migrated.output.contains("(schema chat):"), "\(migrated.output)")
+        let withoutUsage = try await fixture.cli(["badge", "bob"])
+        #expect(withoutUsage.status != 0 && withoutUsage.output.contains("role \(gateway) lacks privileges Herald needs: USAGE on schema chat;"),
+                "\(withoutUsage.output)")
+        try runAs(owner, cluster, database, "GRANT USAGE ON SCHEMA chat TO \(gateway)")
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.status == 0 && badge.output.contains(#"{"chats":{},"unread":0}"#), "\(badge.output)")
+        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
     /// Runs `sql` in `database` as `role` (the cluster trusts loopback logins).

@@ -72,4 +72,25 @@ struct StoreCopyTests {
         #expect(try await again.waitForExit() != 0)
         #expect(again.output.contains("already holds 300 messages"), "\(again.output)")
     }
+
+    /// `--schema` copies into the schema a gateway's `store.schema` names, and nothing into `public`.
+    @Test func aStoreCopiedIntoASchemaIsTheSameStoreThere() async throws {
+        let directory = try TemporaryDirectory(prefix: "herald-copy")
+        let source = try Self.populatedStore(in: directory)
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let copy = try ChildProcess(executable: HeraldProcess.binary, arguments: ["store", "copy", "--from", source.path, "--to", url, "--schema", "chats"],
+                                    logPath: directory.path("copy.log"))
+        #expect(try await copy.waitForExit() == 0, "\(copy.output)")
+        #expect(copy.output.contains("(schema chats)"), "\(copy.output)")
+
+        var settings = try PostgresStoreSettings(url: url)
+        settings.schema = "chats"
+        let target = try PostgresChatStore(settings: settings, logger: Self.logger)
+        #expect(try target.modelSnapshot() == source.modelSnapshot())
+        #expect(try target.badge(for: "dave") == source.badge(for: "dave"))
+        let database = String(url.split(separator: "/").last ?? "")
+        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
 }

@@ -13,6 +13,7 @@ public enum ConfigurationSchema {
             AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats"),
             AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&application_name=…] selects PostgreSQL instead of path; never a password here. TLS is verify-full unless the host is loopback"),
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password"),
+            AdapterOption("schema", .string, "PostgreSQL: the schema of Herald's tables (a lower-case identifier; created by the first migration if missing); default: the server's search_path, usually public"),
             AdapterOption("password_env", .string, default: PostgresStoreSettings.defaultPasswordEnvironment,
                           "Environment variable holding the PostgreSQL password when no password_file is set"),
             AdapterOption("statement_timeout_s", .number, default: "\(Int(PostgresStoreSettings.defaultStatementTimeoutSeconds))",

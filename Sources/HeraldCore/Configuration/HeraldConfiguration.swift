@@ -83,6 +83,8 @@ public struct StoreSection: Decodable, Sendable {
     public var passwordFile: String?
     /// The environment variable holding the PostgreSQL password when no `password_file` is set.
     public var passwordEnvironment = PostgresStoreSettings.defaultPasswordEnvironment
+    /// The PostgreSQL schema of Herald's tables, or `nil` for the server's `search_path`.
+    public var schema: String?
     /// Seconds a PostgreSQL statement may take, or a transaction may sit idle, before it fails.
     public var statementTimeoutSeconds = PostgresStoreSettings.defaultStatementTimeoutSeconds
 
@@ -99,6 +101,7 @@ public struct StoreSection: Decodable, Sendable {
         url = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "url"))
         passwordFile = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_file"))
         passwordEnvironment = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "password_env")) ?? passwordEnvironment
+        schema = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "schema"))
         statementTimeoutSeconds = try container.decodeIfPresent(Double.self, forKey: AnyCodingKey(stringValue: "statement_timeout_s"))
             ?? statementTimeoutSeconds
     }
@@ -133,6 +136,14 @@ public struct StoreSection: Decodable, Sendable {
             throw ConfigurationError(error.description, keyPath: "url")
         }
         settings.statementTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
+        if let schema {
+            do {
+                try PostgresStoreSettings.validateSchema(schema)
+            } catch {
+                throw ConfigurationError(error.description, keyPath: "schema")
+            }
+            settings.schema = schema
+        }
         return settings
     }
 
@@ -151,8 +162,8 @@ public struct StoreSection: Decodable, Sendable {
         if url != nil {
             // Offline: the URL's form and a readable password file; the server is reached by `herald run`.
             _ = try postgresSettings(environment: [:])
-        } else if passwordFile != nil {
-            throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: "password_file")
+        } else if passwordFile != nil || schema != nil {
+            throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: passwordFile != nil ? "password_file" : "schema")
         } else {
             try validateFolder()
         }

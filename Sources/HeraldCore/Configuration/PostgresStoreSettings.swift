@@ -36,6 +36,9 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public var clientCertificatePath: String?
     /// The PEM file of the client certificate's private key.
     public var clientKeyPath: String?
+    /// The schema Herald's tables and functions live in (`store.schema`), or `nil` for the server's
+    /// `search_path` (usually `public`). Each of Herald's connections sets its `search_path` to it.
+    public var schema: String?
     /// The password, if any.
     public var password: Secret?
     /// What the server's activity views show for Herald's connections (`pg_stat_activity.application_name`),
@@ -52,6 +55,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
         if let clientCertificatePath, let clientKeyPath { text += "&sslcert=\(clientCertificatePath)&sslkey=\(clientKeyPath)" }
         if applicationName != Self.defaultApplicationName { text += "&application_name=\(applicationName)" }
+        if let schema { text += " (schema \(schema))" }
         return text
     }
 
@@ -97,6 +101,20 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         }
         for name in query.keys where !Self.urlParameters.contains(name) {
             throw PostgresSettingsError("store.url: unknown parameter \(name) (known: \(Self.urlParameters.joined(separator: ", ")))")
+        }
+    }
+
+    /// The channel `NOTIFY` wakes outbox dispatchers on: one per schema, so deployments in different
+    /// schemas of one database do not wake each other.
+    public var outboxChannel: String { schema.map { "herald_outbox_\($0)" } ?? "herald_outbox" }
+
+    /// Checks a `store.schema` value: a lower-case identifier that needs no quoting, not one of the
+    /// server's own (`pg_`), short enough for its outbox channel's name.
+    public static func validateSchema(_ name: String) throws(PostgresSettingsError) {
+        let valid = name.utf8.count <= 48 && !name.hasPrefix("pg_") && name.utf8.first.map { (0x61...0x7a).contains($0) || $0 == 0x5f } == true
+            && name.utf8.allSatisfy { (0x61...0x7a).contains($0) || (0x30...0x39).contains($0) || $0 == 0x5f }
+        guard valid else {
+            throw PostgresSettingsError("must be a lower-case identifier (a–z, 0–9, _; not starting with a digit or pg_), at most 48 characters, got \(name)")
         }
     }
 
