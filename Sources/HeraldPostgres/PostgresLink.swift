@@ -46,6 +46,11 @@ final class PostgresLink: @unchecked Sendable {
             defer { try? session.limitStatements(to: settings.statementTimeout) }
             return try body(session)
         } catch {
+            // A server that turned read-only (a primary demoted under it) stays so on this connection;
+            // the next one may reach the new primary.
+            if let error = error as? PostgresStoreError, error.isReadOnly, !session.connection.isClosed {
+                try? session.connection.close().wait()
+            }
             if session.connection.isClosed { connection = nil }
             throw error
         }
@@ -77,9 +82,14 @@ final class PostgresLink: @unchecked Sendable {
             let session = PostgresSession(connection: opened, logger: logger, watchdog: watching)
             try session.limitStatements(to: settings.statementTimeout)
             if let schema = settings.schema { try session.query("SELECT set_config('search_path', \(schema), false)") }
+            // A standby, or a database set read-only: every commit would fail here until the connection closed.
+            if try session.query("SELECT current_setting('transaction_read_only') = 'on'").map({ try $0.decode(Bool.self) }).first == true {
+                throw PostgresStoreError.readOnly(settings: settings)
+            }
         } catch {
+            // Closed before the watchdog lets go of it: a connection must be closed when its last reference goes.
+            try? opened.close().wait()
             watching.stop()
-            opened.close().whenComplete { _ in }
             throw error
         }
         connection = opened

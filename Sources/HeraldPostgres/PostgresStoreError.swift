@@ -5,6 +5,9 @@ import PostgresNIO
 public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     /// The server could not be reached or refused the login.
     case unreachable(settings: PostgresStoreSettings, detail: String)
+    /// The server accepts no writes on a new connection: a standby (a failover that has not reached
+    /// the name Herald connects to yet), or a database set `default_transaction_read_only`.
+    case readOnly(settings: PostgresStoreSettings)
     /// The database's schema is newer than this binary knows.
     case schemaTooNew(found: Int, known: Int)
     /// The role may not apply the migrations the schema lacks (it may not create tables): they need
@@ -22,6 +25,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         switch self {
         case .unreachable(let settings, let detail):
             "cannot connect to PostgreSQL at \(settings): \(Self.plainWords(detail, host: settings.host))"
+        case .readOnly(let settings):
+            "PostgreSQL at \(settings) accepts no writes (transaction_read_only is on: a standby, or a database set read-only); Herald needs the primary and connects again until it reaches one"
         case .schemaTooNew(let found, let known):
             "the store's schema is version \(found), newer than this Herald knows (\(known)); run a Herald at least as new as the one that migrated it"
         case .migrationRefused(let role, let pending, let detail):
@@ -69,6 +74,14 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     var isPermissionDenied: Bool {
         guard case .statement(let detail) = self else { return false }
         return detail.contains("SQLSTATE 42501")
+    }
+
+    /// Whether the server refused a write because the session is read-only (SQLSTATE 25006), or the
+    /// connection was refused as read-only when it opened.
+    var isReadOnly: Bool {
+        if case .readOnly = self { return true }
+        guard case .statement(let detail) = self else { return false }
+        return detail.contains("SQLSTATE 25006")
     }
 
     /// Whether the server asked for the transaction to be tried again (serialization failure, deadlock).

@@ -86,6 +86,71 @@ struct PostgresGatewayTests {
         for peer in [observer, client] { try await peer.close() }
     }
 
+    /// A failover that the server's name has not caught up with: Herald's connections are cut and new ones
+    /// reach a server that accepts no writes. Herald refuses such a connection, says why, and keeps trying
+    /// fresh ones until one reaches a writable server, with nothing lost.
+    @Test func aReadOnlyServerIsLeftForAFreshConnectionUntilOneCanWrite() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        let fixture = try await GatewayFixture(storeURL: url)
+        try await fixture.startHerald()
+        let ready = fixture.configuration.adminURL + "/readyz"
+        try await eventually("ready") { (try? await fetch(ready).status) == 200 }
+        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url + "?application_name=observer"),
+                                          logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        func publish(_ range: Range<Int>) throws {
+            for index in range { try client.publish("chats/c1/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }
+        }
+        try publish(0..<20)
+        try await eventually("the first 20 stored") { try store.statistics().messages == 20 }
+
+        try cluster.psql(database: "postgres", "ALTER DATABASE \(database) SET default_transaction_read_only = on")
+        try cluster.psql(database: "postgres", """
+            SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name LIKE 'herald/%'
+            """)
+        try publish(20..<40)
+        try await client.waitForAcknowledgements(40)
+        try await eventually("not ready, saying the server accepts no writes", timeout: .seconds(30)) {
+            guard let response = try? await fetch(ready) else { return false }
+            return response.status == 503 && response.body.contains("accepts no writes")
+        }
+        try cluster.psql(database: "postgres", "ALTER DATABASE \(database) RESET default_transaction_read_only")
+        try await eventually("all 40 stored once a connection can write", timeout: .seconds(60)) { (try? store.statistics().messages) == 40 }
+        #expect(try store.badge(for: "bob").unread == 40)
+        #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
+        try await client.close()
+    }
+
+    /// The server turns read-only under open connections (a primary demoted in place): the commit that
+    /// fails closes its connection, and the next one is refused until the server accepts writes again.
+    @Test func aServerThatTurnsReadOnlyUnderAnOpenConnectionIsLeftForAFreshOne() async throws {
+        let cluster = try await PostgresCluster()  // its own: this test changes the server's settings
+        let url = try cluster.createDatabase()
+        let fixture = try await GatewayFixture(storeURL: url)
+        try await fixture.startHerald()
+        let ready = fixture.configuration.adminURL + "/readyz"
+        try await eventually("ready") { (try? await fetch(ready).status) == 200 }
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try client.publish("chats/c1/messages", messageJSON(id: "m0", from: "alice", to: ["bob"]))
+        try await eventually("the first message stored") { try await fixture.cli(["badge", "bob"]).output.contains(#""unread":1"#) }
+
+        try cluster.psql(database: "postgres", "ALTER SYSTEM SET default_transaction_read_only = on")
+        try cluster.psql(database: "postgres", "SELECT pg_reload_conf()")
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
+        try await eventually("not ready, saying the server accepts no writes", timeout: .seconds(30)) {
+            guard let response = try? await fetch(ready) else { return false }
+            return response.status == 503 && response.body.contains("accepts no writes")
+        }
+        try cluster.psql(database: "postgres", "ALTER SYSTEM RESET default_transaction_read_only")
+        try cluster.psql(database: "postgres", "SELECT pg_reload_conf()")
+        try await eventually("the second message stored", timeout: .seconds(60)) {
+            try await fixture.cli(["badge", "bob"]).output.contains(#""unread":2"#)
+        }
+        try await client.close()
+    }
+
     @Test func anUnreachableServerStopsStartWithOneClearLine() async throws {
         let port = try Loopback.freePort()
         let fixture = try await GatewayFixture(storeURL: "postgres://herald@127.0.0.1:\(port)/chats")
