@@ -70,6 +70,22 @@ struct UserErrorTests {
         }
     }
 
+    /// `herald check` (the systemd unit's ExecStartPre) finds a TLS file that is not there before the server
+    /// is ever asked.
+    @Test func anUnreadableTLSFileOfThePostgreSQLStoreIsRefusedBeforeStart() async throws {
+        let directory = try TemporaryDirectory()
+        let ca = try directory.write("ca.pem", "")
+        let missing = directory.path("client.key")
+        let url = "postgres://herald@db.example.com/chats?sslrootcert=\(ca)&sslcert=\(ca)&sslkey=\(missing)"
+        let path = try Self.config(directory) { $0.replacingOccurrences(of: "  path: \(directory.path("var/herald.sqlite"))", with: "  url: \(url)") }
+        for command in ["check", "run"] {
+            let result = try await Self.herald([command, "--config", path])
+            #expect(result.status == 78)
+            #expect(result.lines == ["error: \(path):2:8: store.url: sslkey: cannot read \(missing) (does it exist, and may Herald's user read it?)"],
+                    "\(command): \(result.lines)")
+        }
+    }
+
     @Test func aBadTailFilterPointsAtTheColumn() async throws {
         let result = try await Self.herald(["tail", "--url", "http://127.0.0.1:1", "--where", "message.frm == \"x\""])
         #expect(result.status != 0)

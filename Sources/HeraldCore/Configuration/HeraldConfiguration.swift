@@ -160,8 +160,14 @@ public struct StoreSection: Decodable, Sendable {
             throw ConfigurationError("must be 1…3600 seconds", keyPath: "statement_timeout_s")
         }
         if url != nil {
-            // Offline: the URL's form and a readable password file; the server is reached by `herald run`.
-            _ = try postgresSettings(environment: [:])
+            // Offline: the URL's form and readable password and TLS files; the server is reached by `herald run`.
+            if let settings = try postgresSettings(environment: [:]) {
+                for (parameter, file) in [("sslrootcert", settings.rootCertificatePath), ("sslcert", settings.clientCertificatePath),
+                                          ("sslkey", settings.clientKeyPath)] {
+                    guard let file, !FileManager.default.isReadableFile(atPath: file) else { continue }
+                    throw ConfigurationError("\(parameter): cannot read \(file) (does it exist, and may Herald's user read it?)", keyPath: "url")
+                }
+            }
         } else if passwordFile != nil || schema != nil {
             throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: passwordFile != nil ? "password_file" : "schema")
         } else {
