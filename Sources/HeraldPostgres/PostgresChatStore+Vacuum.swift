@@ -7,10 +7,10 @@ extension PostgresChatStore {
     /// superuser. Otherwise `VACUUM` would only warn and skip it.
     public func mayVacuumOutbox() throws -> Bool {
         try maintenance.withConnection { session in
-            try session.query("""
+            try session.isTrue("""
                 SELECT pg_has_role(current_user, c.relowner, 'USAGE') FROM pg_class c
                 WHERE c.oid = to_regclass('outbox')
-                """).map { try $0.decode(Bool.self) }.first ?? false
+                """)
         }
     }
 

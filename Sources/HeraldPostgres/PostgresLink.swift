@@ -83,7 +83,7 @@ final class PostgresLink: @unchecked Sendable {
             try session.limitStatements(to: settings.statementTimeout)
             if let schema = settings.schema { try session.query("SELECT set_config('search_path', \(schema), false)") }
             // A standby, or a database set read-only: every commit would fail here until the connection closed.
-            if try session.query("SELECT current_setting('transaction_read_only') = 'on'").map({ try $0.decode(Bool.self) }).first == true {
+            if try session.isTrue("SELECT current_setting('transaction_read_only') = 'on'") {
                 throw PostgresStoreError.readOnly(settings: settings)
             }
         } catch {
@@ -177,6 +177,11 @@ struct PostgresSession {
     func limitStatements(to limit: Duration?) throws {
         let milliseconds = limit.map { "\(max(1, $0.nanoseconds / 1_000_000))" } ?? "0"
         try query("SELECT set_config('statement_timeout', \(milliseconds), false), set_config('idle_in_transaction_session_timeout', \(milliseconds), false)")
+    }
+
+    /// Runs a statement whose first column is a boolean; `true` only when its first row says so.
+    func isTrue(_ query: PostgresQuery) throws -> Bool {
+        try self.query(query).map { try $0.decode(Bool.self) }.first == true
     }
 
     /// Runs a statement and returns how many rows it changed.

@@ -23,12 +23,14 @@ extension PostgresSchema {
     /// ``PostgresStoreError/migrationRefused(role:pending:detail:)``.
     @discardableResult
     static func migrate(_ session: PostgresSession, schema: String?, willMigrate: ([String]) -> Void) throws -> SchemaMigration {
+        // The name goes into `CREATE SCHEMA` below as it is.
+        if let schema, (try? PostgresStoreSettings.validateSchema(schema)) == nil {
+            throw PostgresStoreError.statement("not a schema name Herald uses: \(schema)")
+        }
         try session.query("SELECT pg_advisory_lock(\(migrationLock))")
         defer { _ = try? session.query("SELECT pg_advisory_unlock(\(migrationLock))") }
         // Without USAGE the schema drops out of the search path, and its tables look absent.
-        if let schema, try session.query("""
-            SELECT to_regnamespace(\(schema)) IS NOT NULL AND NOT has_schema_privilege(\(schema), 'USAGE')
-            """).map({ try $0.decode(Bool.self) }).first == true {
+        if let schema, try session.isTrue("SELECT to_regnamespace(\(schema)) IS NOT NULL AND NOT has_schema_privilege(\(schema), 'USAGE')") {
             throw PostgresStoreError.missingPrivileges(role: try currentRole(session), missing: ["USAGE on schema \(schema)"])
         }
         let applied: Set<Int>
@@ -39,15 +41,12 @@ extension PostgresSchema {
         }
         if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
         let pending = migrations.filter { !applied.contains($0.version) }
-        if let schema, (try? PostgresStoreSettings.validateSchema(schema)) == nil {
-            throw PostgresStoreError.statement("not a schema name Herald uses: \(schema)")
-        }
         let report = SchemaMigration(version: knownVersion, applied: pending.map { "\($0.version): \($0.name)" }, created: applied.isEmpty)
         guard !pending.isEmpty else { return report }
         if !applied.isEmpty { willMigrate(pending.map(\.name)) }
         do {
             // Only when missing: `CREATE SCHEMA IF NOT EXISTS` asks for the database's CREATE privilege first.
-            if let schema, try session.query("SELECT to_regnamespace(\(schema)) IS NULL").map({ try $0.decode(Bool.self) }).first == true {
+            if let schema, try session.isTrue("SELECT to_regnamespace(\(schema)) IS NULL") {
                 try session.query(PostgresQuery(unsafeSQL: "CREATE SCHEMA IF NOT EXISTS \(schema)"))
             }
             try session.query("""
@@ -75,8 +74,7 @@ extension PostgresSchema {
     /// The versions applied so far, read without creating anything: empty in a database without Herald's
     /// schema.
     static func appliedVersions(_ session: PostgresSession) throws -> Set<Int> {
-        let exists = try session.query("SELECT to_regclass('herald_schema_migrations') IS NOT NULL").map { try $0.decode(Bool.self) }
-        guard exists.first == true else { return [] }
+        guard try session.isTrue("SELECT to_regclass('herald_schema_migrations') IS NOT NULL") else { return [] }
         var applied: Set<Int> = []
         for row in try session.query("SELECT version FROM herald_schema_migrations") {
             applied.insert(try row.decode(Int.self))
