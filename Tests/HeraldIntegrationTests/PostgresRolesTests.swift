@@ -10,12 +10,7 @@ import Testing
 @Suite("The herald binary on PostgreSQL with a schema owner and a gateway role")
 struct PostgresRolesTests {
     @Test func theGatewayRunsAsARoleThatMayOnlyReadAndWriteRows() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let database = "roles_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        let owner = "\(database)_owner", gateway = "\(database)_gateway"
-        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        let (cluster, database, owner, gateway) = try await Self.ownedDatabase("roles")
         let ownerURL = "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)"
         let gatewayURL = "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)"
         let fixture = try await GatewayFixture(storeURL: gatewayURL)
@@ -66,12 +61,7 @@ struct PostgresRolesTests {
     /// the schema and sets default privileges first, so what it migrates is the gateway's to read and
     /// write without another grant once the gateway may use the schema.
     @Test func defaultPrivilegesCoverWhatTheOwnerMigrates() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let database = "defaults_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
-        let owner = "\(database)_owner", gateway = "\(database)_gateway"
-        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        let (cluster, database, owner, gateway) = try await Self.ownedDatabase("defaults")
         try runAs(owner, cluster, database, "CREATE SCHEMA chat")
         try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
         try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT USAGE ON SEQUENCES TO \(gateway)")
@@ -87,6 +77,17 @@ struct PostgresRolesTests {
         #expect(badge.status == 0 && badge.output.contains(#"{"chats":{},"unread":0}"#), "\(badge.output)")
         #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
+    }
+
+    /// A new database owned by a new role, and another new role for the gateway, with nothing granted to it.
+    static func ownedDatabase(_ prefix: String) async throws -> (cluster: PostgresCluster, database: String, owner: String, gateway: String) {
+        let cluster = try await PostgresCluster.shared()
+        let database = "\(prefix)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
+        let owner = "\(database)_owner", gateway = "\(database)_gateway"
+        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
+        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        return (cluster, database, owner, gateway)
     }
 
     /// Runs `sql` in `database` as `role` (the cluster trusts loopback logins).
