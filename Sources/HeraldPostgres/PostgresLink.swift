@@ -123,7 +123,8 @@ final class PostgresLink: @unchecked Sendable {
         tls.minimumTLSVersion = .tlsv12
         switch settings.tls {
         case .disable: break
-        case .require: tls.certificateVerification = .none
+        // As libpq: `require` with a CA file named verifies the chain, as `verify-ca` does.
+        case .require: tls.certificateVerification = settings.rootCertificatePath == nil ? .none : .noHostnameVerification
         case .verifyCA: tls.certificateVerification = .noHostnameVerification
         case .verifyFull: tls.certificateVerification = .fullVerification
         }

@@ -68,9 +68,13 @@ struct PostgresTLSTests {
         let wrongName = open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-full&sslrootcert=\(ca)"))
         #expect(wrongName.store == nil && wrongName.error?.contains("cannot connect to PostgreSQL") == true
                 && wrongName.error?.contains("the server's certificate does not name 127.0.0.1") == true, "\(wrongName.error ?? "connected")")
-        // What each weaker mode gives up, as libpq's: verify-ca skips the name, require skips the chain.
+        // What each weaker mode gives up, as libpq's: verify-ca skips the name; require skips the chain too,
+        // unless a CA file is named.
         #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-ca&sslrootcert=\(ca)")).store != nil)
-        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(other)")).store != nil)
+        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=require")).store != nil)
+        let requireWrongCA = open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(other)"))
+        #expect(requireWrongCA.error?.contains("the server's certificate is not signed by a CA Herald trusts") == true, "\(requireWrongCA.error ?? "connected")")
+        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(ca)")).store != nil)
         // Without TLS the server refuses (its rules admit loopback only over TLS).
         let plain = open(world.url(host: "127.0.0.1", database: database, "sslmode=disable"))
         #expect(plain.error?.contains("no encryption") == true, "\(plain.error ?? "connected")")

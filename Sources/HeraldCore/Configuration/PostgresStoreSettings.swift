@@ -11,7 +11,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
         /// Plain TCP.
         case disable
-        /// Encrypted, server certificate not verified.
+        /// Encrypted, server certificate not verified (unless a CA file is named: then as ``verifyCA``, as in libpq).
         case require
         /// Encrypted, certificate chain verified, host name not.
         case verifyCA = "verify-ca"
