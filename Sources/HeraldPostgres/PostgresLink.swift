@@ -66,11 +66,25 @@ final class PostgresLink: @unchecked Sendable {
         watchdog = nil
     }
 
+    /// The open connection, or a new one to the first of the settings' servers that accepts writes.
     private func open() throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
         if let connection, let watchdog, !connection.isClosed { return (connection, watchdog) }
         watchdog?.stop()
         watchdog = nil
-        let configuration = try Self.configuration(settings, role: role)
+        guard settings.endpoints.count > 1 else { return try open(settings.endpoints[0]) }
+        var failures: [String] = []
+        for endpoint in settings.endpoints {
+            do {
+                return try open(endpoint)
+            } catch let error as PostgresStoreError {
+                failures.append("\(endpoint): \(error.reason(at: endpoint))")
+            }
+        }
+        throw PostgresStoreError.noWritableServer(settings: settings, failures: failures)
+    }
+
+    private func open(_ endpoint: PostgresStoreSettings.Endpoint) throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
+        let configuration = try Self.configuration(settings, endpoint: endpoint, role: role)
         let opened: PostgresConnection
         do {
             opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
@@ -105,11 +119,12 @@ final class PostgresLink: @unchecked Sendable {
     /// again, at most 5 s.
     static func answerGrace(after timeout: Duration) -> Duration { min(timeout, .seconds(5)) }
 
-    /// How to connect to the server the settings name (TLS as configured, a 10 s connect timeout), as
-    /// `APPLICATION/ROLE` in the server's activity views.
-    static func configuration(_ settings: PostgresStoreSettings, role: String) throws -> PostgresConnection.Configuration {
+    /// How to connect to `endpoint`, one of the servers the settings name (TLS as configured, its host name
+    /// verified under `verify-full`, a 10 s connect timeout), as `APPLICATION/ROLE` in the server's activity views.
+    static func configuration(_ settings: PostgresStoreSettings, endpoint: PostgresStoreSettings.Endpoint,
+                              role: String) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
-            host: settings.host, port: settings.port, username: settings.user, password: settings.password?.value,
+            host: endpoint.host, port: endpoint.port, username: settings.user, password: settings.password?.value,
             database: settings.database, tls: try tls(settings))
         configuration.options.connectTimeout = .seconds(10)
         // Only the name goes in the start-up packet: poolers such as PgBouncer refuse other parameters there.

@@ -36,10 +36,14 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
             var backoff = Backoff(baseSeconds: 0.2, capSeconds: 10)
             var quiet = logger
             quiet.logLevel = max(logger.logLevel, .warning)
+            // With a list of servers, each failure moves on to the next: a standby refuses LISTEN.
+            var next = 0
             while !Task.isCancelled {
+                let endpoint = settings.endpoints[next % settings.endpoints.count]
                 do {
                     let connection = try await PostgresConnection.connect(
-                        on: MultiThreadedEventLoopGroup.singleton.next(), configuration: try PostgresLink.configuration(settings, role: "listener"), id: 2,
+                        on: MultiThreadedEventLoopGroup.singleton.next(),
+                        configuration: try PostgresLink.configuration(settings, endpoint: endpoint, role: "listener"), id: 2,
                         logger: quiet).get()
                     backoff.reset()
                     do {
@@ -54,6 +58,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
                     try? await connection.close()
                 } catch {
                     if Task.isCancelled { return }
+                    next += 1
                     let delay = backoff.nextDelaySeconds()
                     logger.debug("Outbox listener lost its connection; listening again.", metadata: [
                         "error": "\(PostgresStoreError.describe(error))", "retry_in_s": "\(Int(delay * 1000)) ms",

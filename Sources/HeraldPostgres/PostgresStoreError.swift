@@ -8,6 +8,8 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     /// The server accepts no writes on a new connection: a standby (a failover that has not reached
     /// the name Herald connects to yet), or a database set `default_transaction_read_only`.
     case readOnly(settings: PostgresStoreSettings)
+    /// None of the servers a list names accepts writes: why, for each.
+    case noWritableServer(settings: PostgresStoreSettings, failures: [String])
     /// The database's schema is newer than this binary knows.
     case schemaTooNew(found: Int, known: Int)
     /// The role may not apply the migrations the schema lacks (it may not create tables): they need
@@ -26,7 +28,9 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         case .unreachable(let settings, let detail):
             "cannot connect to PostgreSQL at \(settings): \(Self.plainWords(detail, host: settings.host))"
         case .readOnly(let settings):
-            "PostgreSQL at \(settings) accepts no writes (transaction_read_only is on: a standby, or a database set read-only); Herald needs the primary and connects again until it reaches one"
+            "PostgreSQL at \(settings) accepts no writes (transaction_read_only is on: a standby, or a database set read-only); Herald needs the primary"
+        case .noWritableServer(let settings, let failures):
+            "no PostgreSQL server of \(settings) accepts writes: \(failures.joined(separator: "; "))"
         case .schemaTooNew(let found, let known):
             "the store's schema is version \(found), newer than this Herald knows (\(known)); run a Herald at least as new as the one that migrated it"
         case .migrationRefused(let role, let pending, let detail):
@@ -36,6 +40,16 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         case .statement(let detail): "PostgreSQL statement failed: \(detail)"
         case .noAnswer(let limit):
             "PostgreSQL did not answer within \(limit.components.seconds) s (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
+        }
+    }
+
+    /// Why a connection to `endpoint`, one server of several, was given up, in the words of
+    /// ``plainWords(_:host:)``.
+    func reason(at endpoint: PostgresStoreSettings.Endpoint) -> String {
+        switch self {
+        case .unreachable(_, let detail): Self.plainWords(detail, host: endpoint.host)
+        case .readOnly: "accepts no writes (transaction_read_only is on: a standby, or a database set read-only)"
+        default: description
         }
     }
 

@@ -29,8 +29,9 @@ public final class PostgresCluster: Sendable {
     /// Starts a new cluster. `durable: false` turns fsync off, for tests; benchmarks keep it on.
     /// `icuLocale` sets the default collation of the databases it creates. With `tls`, the server
     /// speaks TLS 1.2 or newer with `tls`'s server certificate (for `localhost`) and trusts its CA for
-    /// client certificates; see ``tlsAccessRules`` for who may connect how.
-    public init(durable: Bool = false, icuLocale: String? = nil, tls: TestCertificates? = nil) async throws {
+    /// client certificates; see ``tlsAccessRules`` for who may connect how. With `standbyOf`, the new
+    /// cluster is a streaming standby of that one (a base backup of it, read-only until ``promote()``).
+    public init(durable: Bool = false, icuLocale: String? = nil, tls: TestCertificates? = nil, standbyOf primary: PostgresCluster? = nil) async throws {
         self.icuLocale = icuLocale
         let binaries = try Self.binaries()
         directory = try TemporaryDirectory(prefix: "herald-postgres")
@@ -38,8 +39,12 @@ public final class PostgresCluster: Sendable {
         let data = directory.path("data")
         let runAs = Self.runAsPrefix()
         if !runAs.isEmpty { try Command.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
-        let initdb = runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
-        try Command.run(initdb[0], Array(initdb.dropFirst()))
+        let create = if let primary {
+            runAs + ["\(binaries)/pg_basebackup", "-h", "127.0.0.1", "-p", "\(primary.port)", "-U", user, "-D", data, "-R", "-X", "stream", "--no-sync"]
+        } else {
+            runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
+        }
+        try Command.run(create[0], Array(create.dropFirst()))
         let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1"]
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
@@ -188,6 +193,11 @@ public final class PostgresCluster: Sendable {
         hostssl all all 127.0.0.1/32 trust
         host all all 127.0.0.1/32 reject
         """
+
+    /// Makes a standby the primary (`pg_promote()`, which waits until it is).
+    public func promote() throws {
+        try psql(database: "postgres", "SELECT pg_promote()")
+    }
 
     /// The database of a TLS cluster that admits roles by client certificate only.
     public static let certificateDatabase = "certified"

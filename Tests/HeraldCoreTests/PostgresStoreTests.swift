@@ -55,6 +55,15 @@ struct PostgresStoreTests {
         #expect(refused?.description.contains("hunter2") == false)
         #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://herald@db/chats?sslmode=maybe") }
         #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "mysql://herald@db/chats") }
+        let listed = try PostgresStoreSettings(url: "postgres://h@db1:6000,db2,[2001:db8::1]:6001/chats?application_name=x")
+        #expect(listed.endpoints.map(\.description) == ["db1:6000", "db2:5432", "[2001:db8::1]:6001"])
+        #expect(listed.tls == .verifyFull && listed.database == "chats" && listed.user == "h" && listed.applicationName == "x")
+        #expect(listed.description == "postgres://h@db1:6000,db2:5432,[2001:db8::1]:6001/chats?sslmode=verify-full&application_name=x")
+        #expect(try PostgresStoreSettings(url: "postgres://h@127.0.0.1:1,localhost:2/chats").tls == .disable)
+        #expect(try PostgresStoreSettings(url: "postgres://h@127.0.0.1:1,db:2/chats").tls == .verifyFull)
+        let badPort = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://h@db1:x,db2/chats") }
+        #expect(badPort?.description == "store.url: \"db1:x\" in its list of servers has no valid port")
+        #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: "postgres://h@db1,/chats") }
         let certified = try PostgresStoreSettings(url: "postgres://h@db/chats?sslcert=/etc/h.pem&sslkey=/etc/h.key")
         #expect(certified.clientCertificatePath == "/etc/h.pem" && certified.clientKeyPath == "/etc/h.key")
         #expect(certified.description == "postgres://h@db:5432/chats?sslmode=verify-full&sslcert=/etc/h.pem&sslkey=/etc/h.key")

@@ -151,6 +151,41 @@ struct PostgresGatewayTests {
         try await client.close()
     }
 
+    /// A primary and its streaming standby, both in the URL (libpq's list of servers, the standby first):
+    /// Herald writes to the primary; when the primary stops and the standby is promoted, Herald goes on
+    /// there by itself, with every message stored once.
+    @Test func aListOfServersFollowsThePrimaryThroughAFailover() async throws {
+        let primary = try await PostgresCluster()  // its own: this test stops it
+        let standby = try await PostgresCluster(standbyOf: primary)
+        let database = String(try primary.createDatabase().split(separator: "/").last ?? "")
+        try await eventually("the new database to reach the standby") { (try? standby.psql(database: database, "SELECT 1")) != nil }
+        func messages(on cluster: PostgresCluster) -> Int? {
+            (try? cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let url = "postgres://herald@127.0.0.1:\(standby.port),127.0.0.1:\(primary.port)/\(database)"
+        let fixture = try await GatewayFixture(storeURL: url)
+        try await fixture.startHerald()
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        func publish(_ range: Range<Int>) throws {
+            for index in range { try client.publish("chats/c\(index % 3)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }
+        }
+        try publish(0..<30)
+        try await eventually("the first 30 stored on the primary") { messages(on: primary) == 30 }
+        #expect(try primary.psql(database: "postgres", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'herald/writer'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the writer is on the primary, not the standby listed first")
+
+        try await primary.stop()
+        try standby.promote()
+        try publish(30..<60)
+        try await client.waitForAcknowledgements(60)
+        try await eventually("all 60 stored on the promoted standby", timeout: .seconds(60)) { messages(on: standby) == 60 }
+        let badge = try await fixture.cli(["badge", "bob"])
+        #expect(badge.status == 0 && badge.output.contains(#""unread":60"#), "\(badge.output)")
+        let verify = try await fixture.cli(["store", "verify"])
+        #expect(verify.status == 0, "every counter equals a recount: \(verify.output)")
+        try await client.close()
+    }
+
     @Test func anUnreachableServerStopsStartWithOneClearLine() async throws {
         let port = try Loopback.freePort()
         let fixture = try await GatewayFixture(storeURL: "postgres://herald@127.0.0.1:\(port)/chats")

@@ -19,10 +19,13 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         case verifyFull = "verify-full"
     }
 
-    /// Server host.
-    public var host: String
-    /// Server port.
-    public var port: Int
+    /// The servers to try, in order, until one accepts writes (libpq's `HOST1:PORT1,HOST2:PORT2`): a primary
+    /// and its standbys, whichever is the primary now.
+    public var endpoints: [Endpoint]
+    /// The first server's host.
+    public var host: String { endpoints[0].host }
+    /// The first server's port.
+    public var port: Int { endpoints[0].port }
     /// Role to log in as.
     public var user: String
     /// Database name.
@@ -51,7 +54,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
 
     /// The URL without any password: what logs, `herald check` and errors show.
     public var description: String {
-        var text = "postgres://\(user)@\(host):\(port)/\(database)?sslmode=\(tls.rawValue)"
+        var text = "postgres://\(user)@\(endpoints.map(\.description).joined(separator: ","))/\(database)?sslmode=\(tls.rawValue)"
         if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
         if let clientCertificatePath, let clientKeyPath { text += "&sslcert=\(clientCertificatePath)&sslkey=\(clientKeyPath)" }
         if applicationName != Self.defaultApplicationName { text += "&application_name=\(applicationName)" }
@@ -61,7 +64,8 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
 
     /// Parses a `postgres://` (or `postgresql://`) URL; `password` is looked up separately.
     public init(url text: String, password: Secret? = nil) throws(PostgresSettingsError) {
-        guard let components = URLComponents(string: text), let scheme = components.scheme,
+        let servers = try Self.splitServers(text)
+        guard let components = URLComponents(string: servers?.firstOnly ?? text), let scheme = components.scheme,
               scheme == "postgres" || scheme == "postgresql" else {
             throw PostgresSettingsError("store.url must look like postgres://USER@HOST:PORT/DATABASE, got \(Self.redacted(text))")
         }
@@ -71,8 +75,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         guard let host = components.host, !host.isEmpty else { throw PostgresSettingsError("store.url names no host") }
         let database = String(components.path.drop(while: { $0 == "/" }))
         guard !database.isEmpty else { throw PostgresSettingsError("store.url names no database (postgres://USER@HOST:PORT/DATABASE)") }
-        self.host = host
-        self.port = components.port ?? 5432
+        endpoints = servers?.endpoints ?? [Endpoint(host: host, port: components.port ?? 5432)]
         self.user = components.user ?? "herald"
         self.database = database
         self.password = password
@@ -83,7 +86,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
             }
             tls = parsed
         } else {
-            tls = Self.isLoopback(host) ? .disable : .verifyFull
+            tls = endpoints.allSatisfy { Self.isLoopback($0.host) } ? .disable : .verifyFull
         }
         rootCertificatePath = query["sslrootcert"]
         clientCertificatePath = query["sslcert"]
