@@ -21,6 +21,8 @@ final class PostgresLink: @unchecked Sendable {
     private var connection: PostgresConnection?
     /// Watches `connection`'s statements; replaced with it.
     private var watchdog: StatementWatchdog?
+    /// The server of the settings' list that the last connection reached.
+    private var lastEndpoint: PostgresStoreSettings.Endpoint?
 
     /// A link for `role` (`writer`, `reader`), which the server's activity views show after the
     /// application name.
@@ -75,7 +77,14 @@ final class PostgresLink: @unchecked Sendable {
         var failures: [String] = []
         for endpoint in settings.endpoints {
             do {
-                return try open(endpoint)
+                let opened = try open(endpoint)
+                if let lastEndpoint, lastEndpoint != endpoint, role == "writer" {
+                    logger.warning("PostgreSQL: writing to another server of the list now (a failover?).", metadata: [
+                        "from": "\(lastEndpoint)", "to": "\(endpoint)", "skipped": "\(failures.joined(separator: "; "))",
+                    ])
+                }
+                lastEndpoint = endpoint
+                return opened
             } catch let error as PostgresStoreError {
                 failures.append("\(endpoint): \(error.reason(at: endpoint))")
             }

@@ -183,6 +183,8 @@ struct PostgresGatewayTests {
         #expect(badge.status == 0 && badge.output.contains(#""unread":60"#), "\(badge.output)")
         let verify = try await fixture.cli(["store", "verify"])
         #expect(verify.status == 0, "every counter equals a recount: \(verify.output)")
+        #expect(fixture.logs.contains("PostgreSQL: writing to another server of the list now (a failover?).")
+                && fixture.logs.contains("from=127.0.0.1:\(primary.port)") && fixture.logs.contains("to=127.0.0.1:\(standby.port)"), "\(fixture.logs)")
         try await client.close()
     }
 
