@@ -183,7 +183,6 @@ public final class PostgresCluster: Sendable {
         running.withLock { $0.signal(SIGTERM) }
     }
 
-    /// Where the server binaries are: Debian's newest installed major version.
     /// `pg_hba.conf` of a TLS cluster: on loopback only TLS; a database named ``certificateDatabase``
     /// admits a role by a client certificate whose common name is the role's name, every other database
     /// trusts the role it is told.
@@ -218,6 +217,7 @@ public final class PostgresCluster: Sendable {
                 "-c", "ssl_min_protocol_version=TLSv1.2"]
     }
 
+    /// Where the server binaries are: Debian's newest installed major version.
     static func binaries() throws -> String {
         let root = "/usr/lib/postgresql"
         let versions = ((try? FileManager.default.contentsOfDirectory(atPath: root)) ?? []).compactMap(Int.init).sorted()
