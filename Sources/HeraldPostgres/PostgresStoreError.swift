@@ -28,7 +28,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         case .unreachable(let settings, let detail):
             "cannot connect to PostgreSQL at \(settings): \(Self.plainWords(detail, host: settings.host))"
         case .readOnly(let settings):
-            "PostgreSQL at \(settings) accepts no writes (transaction_read_only is on: a standby, or a database set read-only); Herald needs the primary"
+            "PostgreSQL at \(settings) \(Self.readOnlyReason); Herald needs the primary"
         case .noWritableServer(let settings, let failures):
             "no PostgreSQL server of \(settings) accepts writes: \(failures.joined(separator: "; "))"
         case .schemaTooNew(let found, let known):
@@ -48,10 +48,13 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
     func reason(at endpoint: PostgresStoreSettings.Endpoint) -> String {
         switch self {
         case .unreachable(_, let detail): Self.plainWords(detail, host: endpoint.host)
-        case .readOnly: "accepts no writes (transaction_read_only is on: a standby, or a database set read-only)"
+        case .readOnly: Self.readOnlyReason
         default: description
         }
     }
+
+    /// Why a read-only server is refused.
+    static let readOnlyReason = "accepts no writes (transaction_read_only is on: a standby, or a database set read-only)"
 
     /// What a failed connection's detail means and what to check, in words; the TLS library's own words
     /// for a certificate it refused name neither the certificate nor the fix.
