@@ -31,7 +31,7 @@ final class AdminState: Sendable {
         var problems: [String] = []
         var storeState = "ok"
         do {
-            try parts.store.write { _ in }
+            try parts.store.checkWritable()
         } catch {
             storeState = "not writable: \(error)"
             problems.append("store \(storeState)")

@@ -80,6 +80,13 @@ public final class PostgresChatStore: ChatStore {
         }
     }
 
+    /// Whether the writer's server accepts writes: a primary demoted under an open connection still
+    /// commits an empty transaction, but its `transaction_read_only` is on. The connection is closed then
+    /// (``PostgresLink``), and the next one looks for a server that accepts writes.
+    public func checkWritable() throws {
+        try writer.withConnection { session in try session.refuseIfReadOnly(settings) }
+    }
+
     /// Runs `body` on the reader connection; `unlimited` lifts the statement timeout (a full count for
     /// `herald store copy`).
     @discardableResult

@@ -106,9 +106,7 @@ final class PostgresLink: @unchecked Sendable {
             try session.limitStatements(to: settings.statementTimeout)
             if let schema = settings.schema { try session.query("SELECT set_config('search_path', \(schema), false)") }
             // A standby, or a database set read-only: every commit would fail here until the connection closed.
-            if try session.isTrue("SELECT current_setting('transaction_read_only') = 'on'") {
-                throw PostgresStoreError.readOnly(settings: settings)
-            }
+            try session.refuseIfReadOnly(settings)
         } catch {
             // Closed before the watchdog lets go of it: a connection must be closed when its last reference goes.
             try? opened.close().wait()
@@ -207,6 +205,12 @@ struct PostgresSession {
     /// Runs a statement whose first column is a boolean; `true` only when its first row says so.
     func isTrue(_ query: PostgresQuery) throws -> Bool {
         try self.query(query).map { try $0.decode(Bool.self) }.first == true
+    }
+
+    /// Throws ``PostgresStoreError/readOnly(settings:)`` when the session accepts no writes: a standby, a
+    /// database set read-only, or a primary demoted in place.
+    func refuseIfReadOnly(_ settings: PostgresStoreSettings) throws {
+        if try isTrue("SELECT current_setting('transaction_read_only') = 'on'") { throw PostgresStoreError.readOnly(settings: settings) }
     }
 
     /// Runs a statement and returns how many rows it changed.

@@ -14,7 +14,7 @@ final class GatewayFixture: @unchecked Sendable {
     private var runs = 0
 
     init(sourceExtra: String = "", sinkBroker: MosquittoBroker? = nil, broker: MosquittoBroker? = nil, storeURL: String? = nil,
-         storeExtra: String = "") async throws {
+         storeExtra: String = "", topLevelExtra: String = "") async throws {
         directory = try TemporaryDirectory(prefix: "herald-it")
         if let broker {
             self.broker = broker
@@ -25,6 +25,7 @@ final class GatewayFixture: @unchecked Sendable {
         configuration.sourceExtra = sourceExtra
         configuration.storeURL = storeURL
         configuration.storeExtra = storeExtra
+        configuration.topLevelExtra = topLevelExtra
         configuration.sinkPort = sinkBroker?.port
         configPath = try directory.write("herald.yaml", configuration.yaml)
     }

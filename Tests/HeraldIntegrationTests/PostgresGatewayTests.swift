@@ -123,31 +123,41 @@ struct PostgresGatewayTests {
         try await client.close()
     }
 
-    /// The server turns read-only under open connections (a primary demoted in place): the commit that
-    /// fails closes its connection, and the next one is refused until the server accepts writes again.
-    @Test func aServerThatTurnsReadOnlyUnderAnOpenConnectionIsLeftForAFreshOne() async throws {
-        let cluster = try await PostgresCluster()  // its own: this test changes the server's settings
-        let url = try cluster.createDatabase()
-        let fixture = try await GatewayFixture(storeURL: url)
+    /// A primary demoted in place (it stays up, read-only, under Herald's open connections) and its standby
+    /// promoted, both in the URL: until the promotion, readiness says no server accepts writes, for the
+    /// store and for the source that cannot renew its lease; then Herald leaves its connections to the old
+    /// primary and writes to the new one, with nothing lost.
+    @Test func aPrimaryDemotedInPlaceIsLeftForThePromotedStandby() async throws {
+        let primary = try await PostgresCluster()  // its own: this test changes the server's settings
+        let standby = try await PostgresCluster(standbyOf: primary)
+        let database = String(try primary.createDatabase().split(separator: "/").last ?? "")
+        try await eventually("the new database to reach the standby") { (try? standby.psql(database: database, "SELECT 1")) != nil }
+        func messages(on cluster: PostgresCluster) -> Int? {
+            (try? cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        }
+        let fixture = try await GatewayFixture(storeURL: "postgres://herald@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(database)",
+                                               topLevelExtra: "instance:\n  lease_ttl_s: 1")  // the source renews its lease every 333 ms
         try await fixture.startHerald()
         let ready = fixture.configuration.adminURL + "/readyz"
         try await eventually("ready") { (try? await fetch(ready).status) == 200 }
         let client = try await TestMQTTClient(port: fixture.broker.port)
         try client.publish("chats/c1/messages", messageJSON(id: "m0", from: "alice", to: ["bob"]))
-        try await eventually("the first message stored") { try await fixture.cli(["badge", "bob"]).output.contains(#""unread":1"#) }
+        try await eventually("the first message stored on the primary and replicated") { messages(on: primary) == 1 && messages(on: standby) == 1 }
 
-        try cluster.psql(database: "postgres", "ALTER SYSTEM SET default_transaction_read_only = on")
-        try cluster.psql(database: "postgres", "SELECT pg_reload_conf()")
-        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
-        try await eventually("not ready, saying the server accepts no writes", timeout: .seconds(30)) {
+        try primary.psql(database: "postgres", "ALTER SYSTEM SET default_transaction_read_only = on")
+        try primary.psql(database: "postgres", "SELECT pg_reload_conf()")
+        try await eventually("not ready, saying no server accepts writes, and the source cannot take its lease", timeout: .seconds(30)) {
             guard let response = try? await fetch(ready) else { return false }
-            return response.status == 503 && response.body.contains("accepts no writes")
+            return response.status == 503 && response.body.contains("store not writable") && response.body.contains("accepts no writes")
+                && response.body.contains("source broker: cannot take the source's lease")
         }
-        try cluster.psql(database: "postgres", "ALTER SYSTEM RESET default_transaction_read_only")
-        try cluster.psql(database: "postgres", "SELECT pg_reload_conf()")
-        try await eventually("the second message stored", timeout: .seconds(60)) {
-            try await fixture.cli(["badge", "bob"]).output.contains(#""unread":2"#)
-        }
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
+        try standby.promote()
+        try await eventually("the second message stored on the promoted standby", timeout: .seconds(60)) { messages(on: standby) == 2 }
+        try await eventually("ready again", timeout: .seconds(30)) { (try? await fetch(ready).status) == 200 }
+        #expect(messages(on: primary) == 1, "nothing written to the demoted primary")
+        let badge = try await fixture.cli(["badge", "bob"])
+        #expect(badge.status == 0 && badge.output.contains(#""unread":2"#), "\(badge.output)")
         try await client.close()
     }
 

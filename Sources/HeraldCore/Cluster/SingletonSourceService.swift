@@ -42,8 +42,14 @@ public struct SingletonSourceService: Service, CustomStringConvertible {
                 do {
                     held = try await lease.check().held
                 } catch {
+                    // Not a standby: no instance can run the source while the store refuses leases, so
+                    // readiness fails with the store's reason.
                     logger.warning("Cannot reach the store to take the source's lease; asking again.", metadata: ["error": "\(error)"])
-                    held = false
+                    context.health.report(standby: false, at: context.clock.now())
+                    context.health.report(problem: "cannot take the source's lease: \(error)")
+                    standingBy = false
+                    await stopping.wait(timeout: lease.ttl / 3)
+                    continue
                 }
                 guard held else {
                     if !standingBy {
@@ -56,6 +62,7 @@ public struct SingletonSourceService: Service, CustomStringConvertible {
                 }
                 standingBy = false
                 context.health.report(standby: false, at: context.clock.now())
+                context.health.report(problem: nil)
                 logger.info("This instance runs the source now.", metadata: ["lease": "\(lease.name)"])
                 await runWhileHeld()
             }

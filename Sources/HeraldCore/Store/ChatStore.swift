@@ -29,6 +29,10 @@ public struct MessageKey: Hashable, Comparable, Sendable {
 public protocol ChatStore: Sendable {
     /// Runs `body` in one write transaction.
     func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T
+    /// Throws the reason the store would refuse a write now, changing nothing: what readiness asks
+    /// between commits. An empty write by default; a database server that turned read-only under an open
+    /// connection still commits an empty transaction, so a backend that can tell says so here.
+    func checkWritable() throws
 
     /// A user's badge (unread total and per chat).
     func badge(for user: UserID) throws -> BadgeUpdate
@@ -108,6 +112,8 @@ extension ChatStore {
     public func activeLeases() throws -> [LeaseRecord] { [] }
     /// No database server to count round trips to.
     public var statementsInLastWrite: Int? { nil }
+    /// An empty write transaction.
+    public func checkWritable() throws { try write { _ in } }
 }
 
 /// One write transaction, set-based: the router loads the state slice a batch touches in two calls,
