@@ -127,13 +127,14 @@ final class PostgresLink: @unchecked Sendable {
     static func answerGrace(after timeout: Duration) -> Duration { min(timeout, .seconds(5)) }
 
     /// How to connect to `endpoint`, one of the servers the settings name (TLS as configured, its host name
-    /// verified under `verify-full`, a 10 s connect timeout), as `APPLICATION/ROLE` in the server's activity views.
+    /// verified under `verify-full`, the settings' connect timeout for the connection and the login), as
+    /// `APPLICATION/ROLE` in the server's activity views.
     static func configuration(_ settings: PostgresStoreSettings, endpoint: PostgresStoreSettings.Endpoint,
                               role: String) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
             host: endpoint.host, port: endpoint.port, username: settings.user, password: settings.password?.value,
             database: settings.database, tls: try tls(settings))
-        configuration.options.connectTimeout = .seconds(10)
+        configuration.options.connectTimeout = TimeAmount(settings.connectTimeout)
         // Only the name goes in the start-up packet: poolers such as PgBouncer refuse other parameters there.
         configuration.options.additionalStartupParameters = [("application_name", "\(settings.applicationName)/\(role)")]
         return configuration

@@ -1,4 +1,5 @@
 public import HeraldCore
+import NIOCore
 import PostgresNIO
 
 /// What went wrong with the PostgreSQL store, in one line an operator can act on.
@@ -68,6 +69,9 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         if detail.contains("client certificate") {
             return "\(detail) (set sslcert and sslkey in store.url to a certificate the server's CA signed, whose common name is the role)"
         }
+        if detail.hasSuffix("(connect_timeout)") {
+            return "\(detail): the server is down, stopped or cut off (check it and the network path; store.url's connect_timeout sets the wait)"
+        }
         if detail.contains("TLS setup failed") {
             return "\(detail) (check the files sslrootcert, sslcert and sslkey in store.url name: readable PEM files)"
         }
@@ -79,6 +83,9 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         if let error = error as? PSQLError {
             if let message = error.serverInfo?[.message] {
                 return "\(message) (SQLSTATE \(error.serverInfo?[.sqlState] ?? "?"))"
+            }
+            if let channel = error.underlying as? ChannelError, case .connectTimeout(let limit) = channel {
+                return "no answer within \(limit.nanoseconds / 1_000_000_000) s (connect_timeout)"
             }
             // A refused or broken connection: the socket's own words say more than the code.
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }

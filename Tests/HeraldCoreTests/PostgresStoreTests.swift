@@ -75,6 +75,25 @@ struct PostgresStoreTests {
         #expect(plain?.description.contains("a client certificate needs TLS; add sslmode=verify-full") == true)
     }
 
+    /// A URL written for libpq, with its connect timeout and a request for a server that takes writes, works
+    /// unchanged; what Herald cannot honour is refused with the reason.
+    @Test func libpqsConnectTimeoutAndTargetSessionAttributesAreRead() throws {
+        let url = "postgres://h@db1,db2/chats"
+        #expect(try PostgresStoreSettings(url: url).connectTimeout == .seconds(10))
+        let quick = try PostgresStoreSettings(url: url + "?connect_timeout=3&target_session_attrs=read-write")
+        #expect(quick.connectTimeout == .seconds(3))
+        #expect(quick.description == "postgres://h@db1:5432,db2:5432/chats?sslmode=verify-full&connect_timeout=3")
+        #expect(try PostgresStoreSettings(url: url + "?target_session_attrs=primary").endpoints.count == 2)
+        for wrong in ["0", "-1", "2.5", "x", "3601"] {
+            let error = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: url + "?connect_timeout=\(wrong)") }
+            #expect(error?.description == "store.url: connect_timeout must be whole seconds from 1 to 3600, got \(wrong)")
+        }
+        let standby = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: url + "?target_session_attrs=standby") }
+        #expect(standby?.description.contains("target_session_attrs=standby cannot work for Herald, which writes") == true)
+        let unknown = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: url + "?options=-c%20x&keepalives=1") }
+        #expect(unknown?.description.hasPrefix("store.url: unknown parameter keepalives (known: sslmode,") == true, "\(String(describing: unknown))")
+    }
+
     /// A DBA tells Herald's connections apart in `pg_stat_activity`: what each one does, under the name
     /// the URL gives (or `herald`).
     @Test func connectionsShowTheirApplicationAndRoleToTheServer() async throws {

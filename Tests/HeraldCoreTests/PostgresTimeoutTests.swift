@@ -51,6 +51,27 @@ struct PostgresTimeoutTests {
         #expect(try store.badge(for: "bob").unread == 2)
     }
 
+    /// A server that takes the connection but never answers (stopped, a hung host) is given up on after the
+    /// URL's `connect_timeout`; in a list of servers, the next one is tried.
+    @Test(.timeLimit(.minutes(1)))
+    func aServerThatDoesNotAnswerTheLoginIsGivenUpAfterTheConnectTimeout() async throws {
+        let silent = try await PostgresCluster()  // its own: it is frozen
+        let healthy = try await PostgresCluster.shared()
+        let database = String(try healthy.createDatabase().split(separator: "/").last ?? "")
+        silent.freeze()
+        defer { silent.thaw() }
+        let alone = try PostgresStoreSettings(url: silent.url(database: "postgres") + "?connect_timeout=1")
+        let error = await #expect(throws: PostgresStoreError.self) {
+            _ = try await offCooperativePool { try PostgresChatStore(settings: alone, logger: Self.logger) }
+        }
+        #expect(error?.description.contains("no answer within 1 s (connect_timeout): the server is down, stopped or cut off") == true,
+                "\(String(describing: error))")
+
+        let listed = try PostgresStoreSettings(url: "postgres://herald@127.0.0.1:\(silent.port),127.0.0.1:\(healthy.port)/\(database)?connect_timeout=1")
+        let store = try await offCooperativePool { try PostgresChatStore(settings: listed, logger: Self.logger) }
+        #expect(try store.statistics().messages == 0, "the second server of the list answers")
+    }
+
     @Test func theServerEndsAStatementThatRunsTooLongAndAnIdleTransaction() async throws {
         let store = try await Self.store(on: try await PostgresCluster.shared())
         let failure = #expect(throws: PostgresStoreError.self) { try store.read { session in try session.query("SELECT pg_sleep(3)") } }

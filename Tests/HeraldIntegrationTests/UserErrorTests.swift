@@ -86,6 +86,20 @@ struct UserErrorTests {
         }
     }
 
+    /// A wrong parameter in the PostgreSQL URL is one line with the file, the line and the key, naming the
+    /// key once.
+    @Test func aWrongParameterOfThePostgreSQLURLIsRefusedWithItsLine() async throws {
+        let directory = try TemporaryDirectory()
+        for (query, message) in [("connect_timeout=0", "connect_timeout must be whole seconds from 1 to 3600, got 0"),
+                                 ("target_session_attrs=standby", "target_session_attrs=standby cannot work for Herald, which writes")] {
+            let url = "postgres://herald@db.example.com/chats?\(query)"
+            let path = try Self.config(directory) { $0.replacingOccurrences(of: "  path: \(directory.path("var/herald.sqlite"))", with: "  url: \(url)") }
+            let result = try await Self.herald(["check", "--config", path])
+            #expect(result.status == 78)
+            #expect(result.lines.count == 1 && result.lines[0].hasPrefix("error: \(path):2:8: store.url: \(message)"), "\(result.lines)")
+        }
+    }
+
     @Test func aBadTailFilterPointsAtTheColumn() async throws {
         let result = try await Self.herald(["tail", "--url", "http://127.0.0.1:1", "--where", "message.frm == \"x\""])
         #expect(result.status != 0)

@@ -133,7 +133,7 @@ public struct StoreSection: Decodable, Sendable {
         do {
             settings = try PostgresStoreSettings(url: url, password: password)
         } catch {
-            throw ConfigurationError(error.description, keyPath: "url")
+            throw ConfigurationError(error.detail, keyPath: "url")
         }
         settings.statementTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
         if let schema {

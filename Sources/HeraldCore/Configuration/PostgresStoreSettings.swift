@@ -4,8 +4,9 @@ public import HeraldPluginAPI
 /// Where a PostgreSQL chat store lives and how to reach it, from `store.url` and its companions.
 ///
 /// The URL follows libpq's conventions, `postgres://USER@HOST:PORT/DATABASE?sslmode=MODE&sslrootcert=FILE`
-/// (and `sslcert=FILE&sslkey=FILE` for a client certificate), without a password: the password comes from a file or an environment variable, so that neither
-/// the configuration nor a log line ever holds it.
+/// (and `sslcert=FILE&sslkey=FILE` for a client certificate, `connect_timeout=SECONDS`), without a password:
+/// the password comes from a file or an environment variable, so that neither the configuration nor a log line
+/// ever holds it.
 public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible {
     /// How the connection is encrypted and verified (libpq's `sslmode`).
     public enum TLSMode: String, Sendable, Hashable, CaseIterable {
@@ -51,6 +52,9 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     /// (`statement_timeout`, `idle_in_transaction_session_timeout`), and Herald closes a connection whose
     /// server has not answered within this time plus a grace period.
     public var statementTimeout: Duration = .seconds(Int64(defaultStatementTimeoutSeconds))
+    /// How long one server may take to accept a connection and log Herald in before the next of the list is
+    /// tried (libpq's `connect_timeout`, whole seconds).
+    public var connectTimeout: Duration = .seconds(Int64(defaultConnectTimeoutSeconds))
 
     /// The URL without any password: what logs, `herald check` and errors show.
     public var description: String {
@@ -58,6 +62,7 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         if let rootCertificatePath { text += "&sslrootcert=\(rootCertificatePath)" }
         if let clientCertificatePath, let clientKeyPath { text += "&sslcert=\(clientCertificatePath)&sslkey=\(clientKeyPath)" }
         if applicationName != Self.defaultApplicationName { text += "&application_name=\(applicationName)" }
+        if connectTimeout != .seconds(Int64(Self.defaultConnectTimeoutSeconds)) { text += "&connect_timeout=\(connectTimeout.components.seconds)" }
         if let schema { text += " (schema \(schema))" }
         return text
     }
@@ -102,7 +107,20 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
         guard !applicationName.isEmpty, applicationName.utf8.count <= 48, applicationName.utf8.allSatisfy({ (0x20..<0x7f).contains($0) }) else {
             throw PostgresSettingsError("store.url: application_name must be 1 to 48 printable ASCII characters, got \(applicationName)")
         }
-        for name in query.keys where !Self.urlParameters.contains(name) {
+        if let seconds = query["connect_timeout"] {
+            // libpq waits forever on 0; Herald never does, so that a silent server cannot hold a reconnect.
+            guard let value = Int(seconds), (1...3600).contains(value) else {
+                throw PostgresSettingsError("store.url: connect_timeout must be whole seconds from 1 to 3600, got \(seconds)")
+            }
+            connectTimeout = .seconds(value)
+        }
+        if let attributes = query["target_session_attrs"], !Self.writableSessionAttributes.contains(attributes) {
+            throw PostgresSettingsError("""
+                store.url: target_session_attrs=\(attributes) cannot work for Herald, which writes: it always looks for a server \
+                that accepts writes (read-write, or primary, or leave it out)
+                """)
+        }
+        for name in query.keys.sorted() where !Self.urlParameters.contains(name) {
             throw PostgresSettingsError("store.url: unknown parameter \(name) (known: \(Self.urlParameters.joined(separator: ", ")))")
         }
     }
@@ -139,6 +157,12 @@ public struct PostgresSettingsError: Error, Hashable, Sendable, CustomStringConv
 
     /// Creates the error.
     public init(_ description: String) { self.description = description }
+
+    /// The text without its leading `store.url`, for a configuration error whose key path names it already.
+    public var detail: String {
+        for key in ["store.url: ", "store.url "] where description.hasPrefix(key) { return String(description.dropFirst(key.count)) }
+        return description
+    }
 }
 
 extension PostgresStoreSettings {
@@ -152,6 +176,14 @@ extension PostgresStoreSettings {
     /// The application name unless the URL's `application_name` sets another.
     public static let defaultApplicationName = "herald"
 
+    /// `connect_timeout` unless the URL sets another (seconds).
+    public static let defaultConnectTimeoutSeconds = 10
+
     /// The URL parameters Herald reads (libpq's names).
-    static let urlParameters = ["sslmode", "sslrootcert", "sslcert", "sslkey", "application_name"]
+    static let urlParameters = ["sslmode", "sslrootcert", "sslcert", "sslkey", "application_name", "connect_timeout", "target_session_attrs"]
+
+    /// The values of libpq's `target_session_attrs` that ask for what Herald always does: each new connection
+    /// keeps the first server that accepts writes. The parameter is accepted so that a URL written for libpq
+    /// (a cluster manager's, say) works unchanged.
+    static let writableSessionAttributes: Set<String> = ["read-write", "primary"]
 }
