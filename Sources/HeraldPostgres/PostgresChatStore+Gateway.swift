@@ -83,7 +83,7 @@ extension PostgresChatStore: GatewayStore {
     /// The outbox listener, and the outbox's vacuum (the server does the rest of its upkeep).
     public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {
         [PostgresOutboxListener(settings: settings, signal: outboxSignal, logger: logger.with("component", "outbox-listener"),
-                                ownPayload: notificationPayload),
+                                ownPayload: notificationPayload, metrics: self.metrics),
          OutboxVacuum(store: self, logger: logger.with("component", "outbox-vacuum"), metrics: metrics)]
     }
 }

@@ -2,6 +2,7 @@ import Foundation
 public import HeraldCore
 public import HeraldPluginAPI
 public import Logging
+public import CoreMetrics
 import NIOCore
 import PostgresNIO
 import Synchronization
@@ -23,17 +24,22 @@ public final class PostgresChatStore: ChatStore {
     /// router wakes this instance's dispatchers itself after each commit.
     let notificationPayload = UUID().uuidString
     private let lastWrite = Atomic<Int>(0)
+    /// Where the connections' metrics go; the outbox listener's too.
+    let metrics: any MetricsFactory
 
     /// Connects, checks the schema and applies missing migrations (under an advisory lock), then checks
     /// that the role may read and write every table the gateway uses.
-    /// `willMigrate` hears the migrations an existing store is about to get, before they run.
-    public init(settings: PostgresStoreSettings, logger: Logger, willMigrate: ([String]) -> Void = { _ in }) throws {
+    /// `willMigrate` hears the migrations an existing store is about to get, before they run; `metrics`
+    /// hears of the connections (``StoreConnectionMetrics``).
+    public init(settings: PostgresStoreSettings, logger: Logger, metrics: any MetricsFactory = NOOPMetricsHandler.instance,
+                willMigrate: ([String]) -> Void = { _ in }) throws {
         self.settings = settings
+        self.metrics = metrics
         var quiet = logger
         quiet.logLevel = max(logger.logLevel, .warning)
-        writer = PostgresLink(settings: settings, role: "writer", logger: quiet)
-        reader = PostgresLink(settings: settings, role: "reader", logger: quiet)
-        maintenance = PostgresLink(settings: settings, role: "maintenance", logger: quiet)
+        writer = PostgresLink(settings: settings, role: "writer", logger: quiet, metrics: metrics)
+        reader = PostgresLink(settings: settings, role: "reader", logger: quiet, metrics: metrics)
+        maintenance = PostgresLink(settings: settings, role: "maintenance", logger: quiet, metrics: metrics)
         try writer.withConnection(unlimited: true) { session in
             try PostgresSchema.migrate(session, schema: settings.schema, willMigrate: willMigrate)
             let missing = try PostgresSchema.missingPrivileges(session)

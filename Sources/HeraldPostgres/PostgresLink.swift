@@ -2,6 +2,7 @@ import Foundation
 import HeraldCore
 import HeraldPluginAPI
 import Logging
+import CoreMetrics
 import NIOCore
 import NIOPosix
 import NIOSSL
@@ -23,13 +24,16 @@ final class PostgresLink: @unchecked Sendable {
     private var watchdog: StatementWatchdog?
     /// The server of the settings' list that the last connection reached.
     private var lastEndpoint: PostgresStoreSettings.Endpoint?
+    private let metrics: StoreConnectionMetrics
 
     /// A link for `role` (`writer`, `reader`), which the server's activity views show after the
-    /// application name.
-    init(settings: PostgresStoreSettings, role: String, logger: Logger, group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
+    /// application name, and which labels its connections' metrics.
+    init(settings: PostgresStoreSettings, role: String, logger: Logger, metrics: any MetricsFactory = NOOPMetricsHandler.instance,
+         group: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton) {
         self.settings = settings
         self.role = role
         self.logger = logger
+        self.metrics = StoreConnectionMetrics(factory: metrics, role: role)
         self.group = group
     }
 
@@ -53,7 +57,10 @@ final class PostgresLink: @unchecked Sendable {
             if let error = error as? PostgresStoreError, error.isReadOnly, !session.connection.isClosed {
                 try? session.connection.close().wait()
             }
-            if session.connection.isClosed { connection = nil }
+            if session.connection.isClosed {
+                connection = nil
+                if let lastEndpoint { metrics.closed(lastEndpoint) }
+            }
             throw error
         }
     }
@@ -64,6 +71,7 @@ final class PostgresLink: @unchecked Sendable {
         defer { lock.unlock() }
         watchdog?.stop()
         try? connection?.close().wait()
+        if connection != nil, let lastEndpoint { metrics.closed(lastEndpoint) }
         connection = nil
         watchdog = nil
     }
@@ -71,9 +79,15 @@ final class PostgresLink: @unchecked Sendable {
     /// The open connection, or a new one to the first of the settings' servers that accepts writes.
     private func open() throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
         if let connection, let watchdog, !connection.isClosed { return (connection, watchdog) }
+        if connection != nil, let lastEndpoint { metrics.closed(lastEndpoint) }
+        connection = nil
         watchdog?.stop()
         watchdog = nil
-        guard settings.endpoints.count > 1 else { return try open(settings.endpoints[0]) }
+        guard settings.endpoints.count > 1 else {
+            let opened = try open(settings.endpoints[0])
+            lastEndpoint = settings.endpoints[0]
+            return opened
+        }
         var failures: [String] = []
         for endpoint in settings.endpoints {
             do {
@@ -98,7 +112,9 @@ final class PostgresLink: @unchecked Sendable {
         do {
             opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
         } catch {
-            throw PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
+            let refused = PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
+            metrics.refused(endpoint, refused)
+            throw refused
         }
         let watching = StatementWatchdog(watching: opened, limit: answerTimeout)
         do {
@@ -111,10 +127,12 @@ final class PostgresLink: @unchecked Sendable {
             // Closed before the watchdog lets go of it: a connection must be closed when its last reference goes.
             try? opened.close().wait()
             watching.stop()
+            metrics.refused(endpoint, error)
             throw error
         }
         connection = opened
         watchdog = watching
+        metrics.opened(endpoint)
         return (opened, watching)
     }
 

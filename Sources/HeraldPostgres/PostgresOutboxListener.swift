@@ -1,6 +1,7 @@
 public import HeraldCore
 import HeraldPluginAPI
 public import Logging
+public import CoreMetrics
 import NIOPosix
 import PostgresNIO
 public import ServiceLifecycle
@@ -17,13 +18,17 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
     /// The payload of this instance's own notifications, which it skips: its router wakes its
     /// dispatchers after each commit already.
     let ownPayload: String?
+    let metrics: StoreConnectionMetrics
 
-    /// Creates the listener; notifications whose payload is `ownPayload` wake nobody.
-    public init(settings: PostgresStoreSettings, signal: OutboxSignal, logger: Logger, ownPayload: String? = nil) {
+    /// Creates the listener; notifications whose payload is `ownPayload` wake nobody. Its connections count
+    /// in `metrics` under the role `listener`.
+    public init(settings: PostgresStoreSettings, signal: OutboxSignal, logger: Logger, ownPayload: String? = nil,
+                metrics: any MetricsFactory = NOOPMetricsHandler.instance) {
         self.settings = settings
         self.signal = signal
         self.logger = logger
         self.ownPayload = ownPayload
+        self.metrics = StoreConnectionMetrics(factory: metrics, role: "listener")
     }
 
     /// How the service lifecycle's log lines name it: the URL without a password.
@@ -31,7 +36,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
 
     /// Listens until graceful shutdown.
     public func run() async throws {
-        let settings = settings, signal = signal, logger = logger, ownPayload = ownPayload
+        let settings = settings, signal = signal, logger = logger, ownPayload = ownPayload, metrics = metrics
         await cancelWhenGracefulShutdown {
             var backoff = Backoff(baseSeconds: 0.2, capSeconds: 10)
             var quiet = logger
@@ -41,10 +46,18 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
             while !Task.isCancelled {
                 let endpoint = settings.endpoints[next % settings.endpoints.count]
                 do {
-                    let connection = try await PostgresConnection.connect(
-                        on: MultiThreadedEventLoopGroup.singleton.next(),
-                        configuration: try PostgresLink.configuration(settings, endpoint: endpoint, role: "listener"), id: 2,
-                        logger: quiet).get()
+                    let connection: PostgresConnection
+                    do {
+                        connection = try await PostgresConnection.connect(
+                            on: MultiThreadedEventLoopGroup.singleton.next(),
+                            configuration: try PostgresLink.configuration(settings, endpoint: endpoint, role: "listener"), id: 2,
+                            logger: quiet).get()
+                    } catch {
+                        metrics.refused(endpoint, PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error)))
+                        throw error
+                    }
+                    metrics.opened(endpoint)
+                    defer { metrics.closed(endpoint) }
                     backoff.reset()
                     do {
                         try await connection.listen(on: settings.outboxChannel) { notifications in

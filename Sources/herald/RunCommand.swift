@@ -35,7 +35,7 @@ struct RunCommand: AsyncParsableCommand {
         logger.debug("Memory allocator set up.", metadata: ["malloc_arena_max": "\(arenas.map(String.init) ?? "from the environment or glibc's default")"])
         let registry = PrometheusCollectorRegistry()
         let gateway = Gateway(configuration: configuration, logger: logger, metrics: PrometheusMetricsFactory(registry: registry),
-                              openStore: { section, logger in try section.open(logger: logger) }) { parts in
+                              openStore: { section, logger, metrics in try section.open(logger: logger, metrics: metrics) }) { parts in
             parts.configuration.admin.enabled ? [try AdminServer(parts: parts, registry: registry)] : []
         }
         try await gateway.run()

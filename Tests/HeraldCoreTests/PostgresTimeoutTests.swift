@@ -4,6 +4,7 @@ import HeraldPluginAPI
 @testable import HeraldPostgres
 import HeraldTestKit
 import Logging
+import MetricsTestKit
 import PostgresNIO
 import Testing
 
@@ -68,8 +69,15 @@ struct PostgresTimeoutTests {
                 "\(String(describing: error))")
 
         let listed = try PostgresStoreSettings(url: "postgres://herald@127.0.0.1:\(silent.port),127.0.0.1:\(healthy.port)/\(database)?connect_timeout=1")
-        let store = try await offCooperativePool { try PostgresChatStore(settings: listed, logger: Self.logger) }
+        let metrics = TestMetrics()
+        let store = try await offCooperativePool { try PostgresChatStore(settings: listed, logger: Self.logger, metrics: metrics) }
         #expect(try store.statistics().messages == 0, "the second server of the list answers")
+        // A scrape says why the first server was passed over, and which one each connection is on.
+        let silentServer = "127.0.0.1:\(silent.port)", healthyServer = "127.0.0.1:\(healthy.port)"
+        #expect(try metrics.expectCounter("herald_store_connection_failures_total",
+                                          [("role", "writer"), ("server", silentServer), ("reason", "timeout")]).totalValue == 1)
+        #expect(try metrics.expectCounter("herald_store_connects_total", [("role", "reader"), ("server", healthyServer)]).totalValue == 1)
+        #expect(try metrics.expectGauge("herald_store_connected", [("role", "writer"), ("server", healthyServer)]).lastValue == 1)
     }
 
     @Test func theServerEndsAStatementThatRunsTooLongAndAnIdleTransaction() async throws {

@@ -195,6 +195,14 @@ struct PostgresGatewayTests {
         #expect(verify.status == 0, "every counter equals a recount: \(verify.output)")
         #expect(fixture.logs.contains("PostgreSQL: writing to another server of the list now (a failover?).")
                 && fixture.logs.contains("from=127.0.0.1:\(primary.port)") && fixture.logs.contains("to=127.0.0.1:\(standby.port)"), "\(fixture.logs)")
+        // The metrics tell the same story: the writer on the promoted standby, refused there while it was one.
+        let metrics = try await fetch(fixture.configuration.adminURL + "/metrics").body
+        for sample in [#"herald_store_connected{role="writer",server="127.0.0.1:\#(standby.port)"} 1.0"#,
+                       #"herald_store_connected{role="writer",server="127.0.0.1:\#(primary.port)"} 0.0"#,
+                       #"herald_store_connection_failures_total{role="writer",server="127.0.0.1:\#(standby.port)",reason="read_only"} "#,
+                       #"herald_store_connects_total{role="writer",server="127.0.0.1:\#(primary.port)"} 1"#] {
+            #expect(metrics.contains(sample), "\(sample)")
+        }
         try await client.close()
     }
 

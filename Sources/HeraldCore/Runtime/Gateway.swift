@@ -15,12 +15,13 @@ public struct Gateway: Sendable {
     let metrics: any MetricsFactory
     let clock: any WallClock
     let extensions: @Sendable (GatewayParts) throws -> [any Service]
-    let openStore: @Sendable (StoreSection, Logger) throws -> any GatewayStore
+    let openStore: @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore
 
-    /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL);
+    /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL), with
+    /// the gateway's metrics;
     /// `extensions` adds services built from the running parts (the admin API).
     public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock(),
-                openStore: @escaping @Sendable (StoreSection, Logger) throws -> any GatewayStore,
+                openStore: @escaping @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore,
                 extensions: @escaping @Sendable (GatewayParts) throws -> [any Service] = { _ in [] }) {
         self.openStore = openStore
         self.configuration = configuration
@@ -32,7 +33,7 @@ public struct Gateway: Sendable {
 
     /// Runs until a shutdown signal; returns after a graceful shutdown.
     public func run() async throws {
-        let store = try openStore(configuration.store, logger)
+        let store = try openStore(configuration.store, logger, metrics)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
         let blocking = BlockingCalls()
