@@ -58,6 +58,14 @@ public final class PostgresChatStore: ChatStore {
         return try link.withConnection(unlimited: true) { session in try PostgresSchema.migrate(session, schema: settings.schema) { _ in } }
     }
 
+    /// The migrations the schema in the database `settings` name lacks, as "VERSION: NAME", read without
+    /// changing anything: `herald store migrate --check`.
+    public static func pendingMigrations(settings: PostgresStoreSettings, logger: Logger) throws -> [String] {
+        let link = PostgresLink(settings: settings, role: "migration", logger: logger)
+        defer { link.close() }
+        return try link.withConnection { session in try PostgresSchema.pendingMigrations(session) }
+    }
+
     deinit {
         writer.close()
         reader.close()

@@ -33,13 +33,7 @@ extension PostgresSchema {
         if let schema, try session.isTrue("SELECT to_regnamespace(\(schema)) IS NOT NULL AND NOT has_schema_privilege(\(schema), 'USAGE')") {
             throw PostgresStoreError.missingPrivileges(role: try currentRole(session), missing: ["USAGE on schema \(schema)"])
         }
-        let applied: Set<Int>
-        do {
-            applied = try appliedVersions(session)
-        } catch let error as PostgresStoreError where error.isPermissionDenied {
-            throw PostgresStoreError.missingPrivileges(role: try currentRole(session), missing: try missingPrivileges(session))
-        }
-        if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
+        let applied = try checkedAppliedVersions(session)
         let pending = migrations.filter { !applied.contains($0.version) }
         let report = SchemaMigration(version: knownVersion, applied: pending.map { "\($0.version): \($0.name)" }, created: applied.isEmpty)
         guard !pending.isEmpty else { return report }
@@ -69,6 +63,26 @@ extension PostgresSchema {
             throw PostgresStoreError.migrationRefused(role: try currentRole(session), pending: pending.map(\.version), detail: detail)
         }
         return report
+    }
+
+    /// The migrations the schema lacks, as "VERSION: NAME", read without the lock and without creating
+    /// anything (`herald store migrate --check`); a schema newer than this binary is an error, as at start.
+    static func pendingMigrations(_ session: PostgresSession) throws -> [String] {
+        let applied = try checkedAppliedVersions(session)
+        return migrations.filter { !applied.contains($0.version) }.map { "\($0.version): \($0.name)" }
+    }
+
+    /// ``appliedVersions(_:)``, with what the role lacks when it may not read them, and refused when the
+    /// schema is newer than this binary.
+    private static func checkedAppliedVersions(_ session: PostgresSession) throws -> Set<Int> {
+        let applied: Set<Int>
+        do {
+            applied = try appliedVersions(session)
+        } catch let error as PostgresStoreError where error.isPermissionDenied {
+            throw PostgresStoreError.missingPrivileges(role: try currentRole(session), missing: try missingPrivileges(session))
+        }
+        if let newest = applied.max(), newest > knownVersion { throw PostgresStoreError.schemaTooNew(found: newest, known: knownVersion) }
+        return applied
     }
 
     /// The versions applied so far, read without creating anything: empty in a database without Herald's

@@ -4,7 +4,7 @@ import HeraldCore
 import HeraldPluginAPI
 import HeraldPostgres
 
-/// `herald store migrate [--url URL]`
+/// `herald store migrate [--url URL] [--check]`
 struct StoreMigrateCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "migrate",
@@ -18,6 +18,9 @@ struct StoreMigrateCommand: AsyncParsableCommand {
             afterwards, whether or not anything was applied.
 
             Without --url it works on the store the config names, SQLite or PostgreSQL.
+
+            With --check it changes nothing: it lists the migrations the store lacks and exits 1 if there are \
+            any, 0 if the schema is current (for a deployment pipeline, before a new Herald rolls out).
             """)
 
     @OptionGroup var config: ConfigOption
@@ -30,6 +33,9 @@ struct StoreMigrateCommand: AsyncParsableCommand {
 
     @Option(help: ArgumentHelp("With --url: the schema of Herald's tables, as the gateway's store.schema names it (default: the server's search_path).", valueName: "name"))
     var schema: String?
+
+    @Flag(help: "Change nothing: list the migrations the store lacks, and exit 1 if there are any.")
+    var check = false
 
     func validate() throws {
         if url == nil, passwordFile != nil || schema != nil {
@@ -55,7 +61,12 @@ struct StoreMigrateCommand: AsyncParsableCommand {
             guard url != nil else { throw ValidationError("store.\(error.keyPath): \(error.message)") }
             throw ValidationError("--\(error.keyPath.replacingOccurrences(of: "_", with: "-")): \(error.message)")
         }
-        guard let settings else { return try migrateSQLite(section) }
+        guard let settings else { return try check ? checkSQLite(section) : migrateSQLite(section) }
+        if check {
+            let pending = try PostgresChatStore.pendingMigrations(settings: settings, logger: logger)
+            try report(pending: pending, in: "Herald's schema in \(settings)")
+            return
+        }
         let report = try PostgresChatStore.migrateSchema(settings: settings, logger: logger)
         if report.applied.isEmpty {
             print("Herald's schema in \(settings) is current (version \(report.version)).")
@@ -64,6 +75,26 @@ struct StoreMigrateCommand: AsyncParsableCommand {
         print(report.created ? "Created Herald's schema, version \(report.version), in \(settings):"
               : "Migrated Herald's schema in \(settings) to version \(report.version):")
         for migration in report.applied { print("  \(migration)") }
+    }
+
+    /// Lists what the SQLite store lacks without opening it for writing.
+    private func checkSQLite(_ section: StoreSection) throws {
+        guard let pending = try SQLiteChatStore.pendingMigrations(path: section.path) else {
+            print("There is no SQLite store at \(section.path) yet; `herald store migrate` or `herald run` creates it.")
+            throw ExitCode(1)
+        }
+        try report(pending: pending, in: "The SQLite store at \(section.path)")
+    }
+
+    /// Prints `pending` for `store`, and exits 1 when there are any.
+    private func report(pending: [String], in store: String) throws {
+        guard !pending.isEmpty else {
+            print("\(store) is current.")
+            return
+        }
+        print("\(store) lacks \(pending.count) migration\(pending.count == 1 ? "" : "s"); `herald store migrate` applies them:")
+        for migration in pending { print("  \(migration)") }
+        throw ExitCode(1)
     }
 
     /// Opens the SQLite store, which creates or migrates it.

@@ -23,6 +23,13 @@ struct PostgresRolesTests {
         #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing half made")
 
+        // A deployment pipeline asks first, and changes nothing by asking.
+        let unmigrated = try await fixture.cli(["store", "migrate", "--check", "--url", ownerURL])
+        #expect(unmigrated.status == 1 && unmigrated.output.contains("Herald's schema in \(ownerURL)?sslmode=disable lacks \(PostgresSchema.knownVersion) migrations")
+                && unmigrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(unmigrated.output)")
+        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+            .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "--check creates nothing")
+
         let migrated = try await fixture.cli(["store", "migrate", "--url", ownerURL])
         #expect(migrated.status == 0 && migrated.output.contains("Created Herald's schema, version \(PostgresSchema.knownVersion), in \(ownerURL)?sslmode=disable:")
                 && migrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(migrated.output)")
@@ -47,6 +54,8 @@ struct PostgresRolesTests {
         try runAs(owner, cluster, database, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(gateway)")
         try runAs(owner, cluster, database, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \(gateway)")
         try runAs(owner, cluster, database, "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO \(gateway)")
+        let current = try await fixture.cli(["store", "migrate", "--check"])
+        #expect(current.status == 0 && current.output.contains("Herald's schema in \(gatewayURL)?sslmode=disable is current."), "\(current.output)")
         try await fixture.startHerald()
         let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/badge"])
         let client = try await TestMQTTClient(port: fixture.broker.port)

@@ -49,6 +49,19 @@ extension SQLiteChatStore {
         }
     }
 
+    /// The migrations the store at `path` lacks, by name, read without changing the file; `nil` when there is
+    /// no file (opening it creates the store). `herald store migrate --check`.
+    public static func pendingMigrations(path: String) throws -> [String]? {
+        guard FileManager.default.fileExists(atPath: path) else { return nil }
+        var configuration = Configuration()
+        configuration.readonly = true
+        let queue = try DatabaseQueue(path: path, configuration: configuration)
+        return try queue.read { db in
+            let applied = try migrator.appliedIdentifiers(db)
+            return migrator.migrations.filter { !applied.contains($0) }
+        }
+    }
+
     /// Whether `error` came from another connection creating or migrating the store at the same time: a
     /// busy file while the pool opened (switching a new file to WAL), or any failure of a migration that
     /// another connection applied meanwhile. A store some other writer keeps locked past the busy timeout
