@@ -136,6 +136,16 @@ final class PostgresLink: @unchecked Sendable {
         return (opened, watching)
     }
 
+    /// The password for a new connection: the password file's first line as it is now (a rotated password
+    /// needs no restart), else the settings' password.
+    static func password(_ settings: PostgresStoreSettings) throws -> String? {
+        guard let file = settings.passwordFile else { return settings.password?.value }
+        guard let secret = PostgresStoreSettings.readPasswordFile(file) else {
+            throw PostgresStoreError.unreachable(settings: settings, detail: "cannot read the password file \(file)")
+        }
+        return secret.value
+    }
+
     /// How long a statement may go unanswered: the statement timeout and ``answerGrace(after:)``.
     private var answerTimeout: Duration { settings.statementTimeout + Self.answerGrace(after: settings.statementTimeout) }
 
@@ -150,7 +160,7 @@ final class PostgresLink: @unchecked Sendable {
     static func configuration(_ settings: PostgresStoreSettings, endpoint: PostgresStoreSettings.Endpoint,
                               role: String) throws -> PostgresConnection.Configuration {
         var configuration = PostgresConnection.Configuration(
-            host: endpoint.host, port: endpoint.port, username: settings.user, password: settings.password?.value,
+            host: endpoint.host, port: endpoint.port, username: settings.user, password: try password(settings),
             database: settings.database, tls: try tls(settings))
         configuration.options.connectTimeout = TimeAmount(settings.connectTimeout)
         // Only the name goes in the start-up packet: poolers such as PgBouncer refuse other parameters there.

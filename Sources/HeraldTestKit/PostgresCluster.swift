@@ -198,6 +198,15 @@ public final class PostgresCluster: Sendable {
         try psql(database: "postgres", "SELECT pg_promote()")
     }
 
+    /// Makes `role` log in over TCP with its password (SCRAM-SHA-256) from now on, ahead of the rules that
+    /// trust every other role, and has the server read its rules again.
+    public func requirePassword(for role: String) throws {
+        let rules = directory.path("data/pg_hba.conf")
+        let current = try String(contentsOfFile: rules, encoding: .utf8)
+        try ("host all \(role) 127.0.0.1/32 scram-sha-256\n" + current).write(toFile: rules, atomically: true, encoding: .utf8)
+        try psql(database: "postgres", "SELECT pg_reload_conf()")
+    }
+
     /// The database of a TLS cluster that admits roles by client certificate only.
     public static let certificateDatabase = "certified"
 

@@ -122,10 +122,10 @@ public struct StoreSection: Decodable, Sendable {
         guard let url else { return nil }
         var password: Secret?
         if let passwordFile {
-            guard let text = try? String(contentsOfFile: passwordFile, encoding: .utf8) else {
+            guard let secret = PostgresStoreSettings.readPasswordFile(passwordFile) else {
                 throw ConfigurationError("cannot read \(passwordFile)", keyPath: "password_file")
             }
-            password = Secret(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+            password = secret
         } else if let value = environment[passwordEnvironment] {
             password = Secret(value)
         }
@@ -136,6 +136,7 @@ public struct StoreSection: Decodable, Sendable {
             throw ConfigurationError(error.detail, keyPath: "url")
         }
         settings.statementTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
+        settings.passwordFile = passwordFile
         if let schema {
             do {
                 try PostgresStoreSettings.validateSchema(schema)

@@ -45,6 +45,9 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     public var schema: String?
     /// The password, if any.
     public var password: Secret?
+    /// A file whose first line is the password (`store.password_file`). Each new connection reads it again,
+    /// so a rotated password is taken up without a restart; it takes the place of ``password``.
+    public var passwordFile: String?
     /// What the server's activity views show for Herald's connections (`pg_stat_activity.application_name`),
     /// each with its role after a slash: `herald/writer`, `herald/reader`, `herald/listener`.
     public var applicationName: String
@@ -175,6 +178,12 @@ extension PostgresStoreSettings {
 
     /// The application name unless the URL's `application_name` sets another.
     public static let defaultApplicationName = "herald"
+
+    /// The first line of the password file at `path`, or `nil` when it cannot be read.
+    public static func readPasswordFile(_ path: String) -> Secret? {
+        guard let text = try? String(contentsOfFile: path, encoding: .utf8) else { return nil }
+        return Secret(String(text.split(whereSeparator: \.isNewline).first ?? ""))
+    }
 
     /// `connect_timeout` unless the URL sets another (seconds).
     public static let defaultConnectTimeoutSeconds = 10
