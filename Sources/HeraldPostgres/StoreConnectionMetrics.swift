@@ -15,7 +15,7 @@ struct StoreConnectionMetrics: Sendable {
         self.role = role
     }
 
-    /// A connection to `server` opened (and, for a writer, it accepts writes).
+    /// A connection to `server` opened and accepts writes.
     func opened(_ server: PostgresStoreSettings.Endpoint) {
         Counter(label: "herald_store_connects_total", dimensions: dimensions(server), factory: factory).increment()
         connected(server, true)

@@ -79,11 +79,15 @@ struct StoreMigrateCommand: AsyncParsableCommand {
 
     /// Lists what the SQLite store lacks without opening it for writing.
     private func checkSQLite(_ section: StoreSection) throws {
-        guard let pending = try SQLiteChatStore.pendingMigrations(path: section.path) else {
+        guard let check = try SQLiteChatStore.migrationCheck(path: section.path) else {
             print("There is no SQLite store at \(section.path) yet; `herald store migrate` or `herald run` creates it.")
             throw ExitCode(1)
         }
-        try report(pending: pending, in: "The SQLite store at \(section.path)")
+        guard check.unknown.isEmpty else {
+            print("The SQLite store at \(section.path) has migrations this Herald does not know, from a newer one: \(check.unknown.joined(separator: ", ")).")
+            throw ExitCode(1)
+        }
+        try report(pending: check.pending, in: "The SQLite store at \(section.path)")
     }
 
     /// Prints `pending` for `store`, and exits 1 when there are any.

@@ -27,5 +27,13 @@ struct StoreMigrateTests {
         let behind = try await fixture.cli(["store", "migrate", "--check"])
         #expect(behind.status == 1 && behind.output.contains("The SQLite store at \(path) lacks 1 migration; `herald store migrate` applies them:")
                 && behind.output.contains("  \(newest)"), "\(behind.output)")
+
+        // A store a newer Herald migrated: a rollback needs the backup.
+        try await DatabaseQueue(path: path).write { db in
+            try db.execute(sql: "INSERT INTO grdb_migrations (identifier) VALUES (?), ('zz-from-a-newer-herald')", arguments: [newest])
+        }
+        let ahead = try await fixture.cli(["store", "migrate", "--check"])
+        #expect(ahead.status == 1 && ahead.output.contains("has migrations this Herald does not know, from a newer one: zz-from-a-newer-herald."),
+                "\(ahead.output)")
     }
 }

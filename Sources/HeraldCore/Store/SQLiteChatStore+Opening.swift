@@ -49,16 +49,17 @@ extension SQLiteChatStore {
         }
     }
 
-    /// The migrations the store at `path` lacks, by name, read without changing the file; `nil` when there is
-    /// no file (opening it creates the store). `herald store migrate --check`.
-    public static func pendingMigrations(path: String) throws -> [String]? {
+    /// What the store at `path` lacks and what a newer Herald applied to it that this one does not know, by
+    /// name, read without changing the file; `nil` when there is no file (opening it creates the store).
+    /// `herald store migrate --check`.
+    public static func migrationCheck(path: String) throws -> (pending: [String], unknown: [String])? {
         guard FileManager.default.fileExists(atPath: path) else { return nil }
         var configuration = Configuration()
         configuration.readonly = true
         let queue = try DatabaseQueue(path: path, configuration: configuration)
         return try queue.read { db in
             let applied = try migrator.appliedIdentifiers(db)
-            return migrator.migrations.filter { !applied.contains($0) }
+            return (migrator.migrations.filter { !applied.contains($0) }, applied.subtracting(migrator.migrations).sorted())
         }
     }
 
