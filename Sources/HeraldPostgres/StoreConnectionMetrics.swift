@@ -24,8 +24,8 @@ struct StoreConnectionMetrics: Sendable {
     /// The connection to `server` is gone (closed, broken, or refused as read-only).
     func closed(_ server: PostgresStoreSettings.Endpoint) { connected(server, false) }
 
-    /// A connection to `server` was refused: `read_only`, `timeout` (no answer within `connect_timeout`) or
-    /// `unreachable` (refused, TLS, login).
+    /// A connection to `server` was refused: `read_only`, `timeout` (no answer within `connect_timeout`),
+    /// `unreachable` (refused, TLS, login), or `error` (a statement failed while the connection was set up).
     func refused(_ server: PostgresStoreSettings.Endpoint, _ error: any Error) {
         let reason = switch error as? PostgresStoreError {
         case .readOnly?: "read_only"

@@ -17,9 +17,8 @@ public struct Gateway: Sendable {
     let extensions: @Sendable (GatewayParts) throws -> [any Service]
     let openStore: @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore
 
-    /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL), with
-    /// the gateway's metrics;
-    /// `extensions` adds services built from the running parts (the admin API).
+    /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL) and
+    /// hands it the gateway's metrics; `extensions` adds services built from the running parts (the admin API).
     public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock(),
                 openStore: @escaping @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore,
                 extensions: @escaping @Sendable (GatewayParts) throws -> [any Service] = { _ in [] }) {
