@@ -6,7 +6,8 @@ import Testing
 /// `herald store migrate` on the embedded SQLite store; the PostgreSQL side runs in ``PostgresRolesTests``.
 @Suite("herald store migrate on SQLite")
 struct StoreMigrateTests {
-    @Test func checkListsWhatTheStoreLacksAndChangesNothing() async throws {
+    /// `--check` lists what the store lacks and changes nothing; a store a newer Herald migrated is refused.
+    @Test func checkListsWhatTheStoreLacksAndANewerStoreIsRefused() async throws {
         let fixture = try await GatewayFixture()
         let path = fixture.configuration.storePath
         let missing = try await fixture.cli(["store", "migrate", "--check"])
@@ -35,5 +36,11 @@ struct StoreMigrateTests {
         let ahead = try await fixture.cli(["store", "migrate", "--check"])
         #expect(ahead.status == 1 && ahead.output.contains("has migrations this Herald does not know, from a newer one: zz-from-a-newer-herald."),
                 "\(ahead.output)")
+        // Neither the gateway nor a migration runs on it.
+        for command in [["run"], ["store", "migrate"]] {
+            let refused = try await fixture.cli(command)
+            #expect(refused.status != 0 && refused.output.contains("the SQLite store \(path) was migrated by a newer Herald (zz-from-a-newer-herald)"),
+                    "\(command): \(refused.output)")
+        }
     }
 }

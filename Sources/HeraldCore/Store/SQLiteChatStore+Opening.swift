@@ -34,6 +34,9 @@ extension SQLiteChatStore {
                     try db.execute(sql: "PRAGMA synchronous = \(durability == .full ? "FULL" : "NORMAL")")
                 }
                 appliedBefore = try opened.read { db in try migrator.appliedIdentifiers(db) }
+                // An older Herald on a newer store would write rows the newer schema does not expect.
+                let unknown = appliedBefore.subtracting(migrator.migrations)
+                guard unknown.isEmpty else { throw SQLiteStoreError.newerThanBinary(path: path, unknown: unknown.sorted()) }
                 let pending = migrator.migrations.filter { !appliedBefore.contains($0) }
                 // A new store's migrations are not announced: they rewrite nothing.
                 if !announced, !appliedBefore.isEmpty, !pending.isEmpty {

@@ -6,6 +6,8 @@ public enum SQLiteStoreError: Error, CustomStringConvertible, Sendable {
     case cannotCreateDirectory(directory: String, detail: String)
     /// The file could not be opened or migrated.
     case cannotOpen(path: String, detail: String)
+    /// A newer Herald migrated the file: it holds migrations this one does not know.
+    case newerThanBinary(path: String, unknown: [String])
 
     /// One line: the problem and the fix.
     public var description: String {
@@ -14,6 +16,8 @@ public enum SQLiteStoreError: Error, CustomStringConvertible, Sendable {
             "cannot create the store's folder \(directory): \(detail) (set store.path to a file in a folder Herald may write)"
         case .cannotOpen(let path, let detail):
             "cannot open the SQLite store \(path): \(detail) (check store.path and that Herald may read and write the file and its folder)"
+        case .newerThanBinary(let path, let unknown):
+            "the SQLite store \(path) was migrated by a newer Herald (\(unknown.joined(separator: ", "))); run a Herald at least as new, or restore the backup taken before the upgrade"
         }
     }
 
