@@ -57,10 +57,7 @@ final class PostgresLink: @unchecked Sendable {
             if let error = error as? PostgresStoreError, error.isReadOnly, !session.connection.isClosed {
                 try? session.connection.close().wait()
             }
-            if session.connection.isClosed {
-                connection = nil
-                if let lastEndpoint { metrics.closed(lastEndpoint) }
-            }
+            if session.connection.isClosed { dropConnection() }
             throw error
         }
     }
@@ -70,17 +67,21 @@ final class PostgresLink: @unchecked Sendable {
         lock.lock()
         defer { lock.unlock() }
         watchdog?.stop()
+        watchdog = nil
         try? connection?.close().wait()
+        dropConnection()
+    }
+
+    /// Forgets the connection (closed, broken, or given up on), and says so in the metrics.
+    private func dropConnection() {
         if connection != nil, let lastEndpoint { metrics.closed(lastEndpoint) }
         connection = nil
-        watchdog = nil
     }
 
     /// The open connection, or a new one to the first of the settings' servers that accepts writes.
     private func open() throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
         if let connection, let watchdog, !connection.isClosed { return (connection, watchdog) }
-        if connection != nil, let lastEndpoint { metrics.closed(lastEndpoint) }
-        connection = nil
+        dropConnection()
         watchdog?.stop()
         watchdog = nil
         guard settings.endpoints.count > 1 else {
@@ -112,7 +113,7 @@ final class PostgresLink: @unchecked Sendable {
         do {
             opened = try PostgresConnection.connect(on: group.next(), configuration: configuration, id: 1, logger: logger).wait()
         } catch {
-            let refused = PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error))
+            let refused = PostgresStoreError.connectionFailed(settings, error)
             metrics.refused(endpoint, refused)
             throw refused
         }

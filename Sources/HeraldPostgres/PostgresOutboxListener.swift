@@ -53,7 +53,7 @@ public struct PostgresOutboxListener: Service, CustomStringConvertible {
                             configuration: try PostgresLink.configuration(settings, endpoint: endpoint, role: "listener"), id: 2,
                             logger: quiet).get()
                     } catch {
-                        metrics.refused(endpoint, PostgresStoreError.unreachable(settings: settings, detail: PostgresStoreError.describe(error)))
+                        metrics.refused(endpoint, PostgresStoreError.connectionFailed(settings, error))
                         throw error
                     }
                     metrics.opened(endpoint)

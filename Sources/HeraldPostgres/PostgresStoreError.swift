@@ -78,6 +78,11 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         return "\(detail) (check store.url, the server, and the password in store.password_file or $\(PostgresStoreSettings.defaultPasswordEnvironment))"
     }
 
+    /// A connection attempt that failed (refused, timed out, TLS, login), in the words of ``describe(_:)``.
+    static func connectionFailed(_ settings: PostgresStoreSettings, _ error: any Error) -> PostgresStoreError {
+        .unreachable(settings: settings, detail: describe(error))
+    }
+
     /// A server error's message and SQLSTATE, or the error's own description.
     static func describe(_ error: any Error) -> String {
         if let error = error as? PSQLError {
