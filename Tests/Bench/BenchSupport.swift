@@ -87,7 +87,21 @@ func nowMicros() -> Int64 {
 /// CPU seconds (user + system) and peak RSS of a process, from /proc.
 struct ProcessStats {
     var cpuSeconds: Double
+    /// The part of ``cpuSeconds`` spent in the kernel on the process's behalf (system calls, page faults).
+    var systemSeconds: Double
     var peakRSSMiB: Double
+    /// Read- and write-type system calls so far (`syscr`, `syscw` of `/proc/PID/io`: sockets, files,
+    /// the wake-up descriptors), or zero where that file cannot be read.
+    var readCalls: Double
+    var writeCalls: Double
+
+    /// A process that has not run yet: what a phase that starts Herald measures from.
+    static let start = ProcessStats(cpuSeconds: 0, systemSeconds: 0, peakRSSMiB: 0, readCalls: 0, writeCalls: 0)
+
+    private init(cpuSeconds: Double, systemSeconds: Double, peakRSSMiB: Double, readCalls: Double, writeCalls: Double) {
+        (self.cpuSeconds, self.systemSeconds, self.peakRSSMiB) = (cpuSeconds, systemSeconds, peakRSSMiB)
+        (self.readCalls, self.writeCalls) = (readCalls, writeCalls)
+    }
 
     init(pid: Int32) {
         let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
@@ -96,9 +110,25 @@ struct ProcessStats {
         let user = fields.count > 12 ? Double(fields[11]) ?? 0 : 0
         let system = fields.count > 12 ? Double(fields[12]) ?? 0 : 0
         cpuSeconds = (user + system) / ticks
+        systemSeconds = system / ticks
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let hwm = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first
         peakRSSMiB = (hwm.flatMap { Double($0) } ?? 0) / 1024
+        let io = (try? String(contentsOfFile: "/proc/\(pid)/io", encoding: .utf8)) ?? ""
+        func field(_ name: String) -> Double {
+            io.split(separator: "\n").first { $0.hasPrefix(name + ":") }.flatMap { Double($0.dropFirst(name.count + 1).trimmingCharacters(in: .whitespaces)) } ?? 0
+        }
+        readCalls = field("syscr")
+        writeCalls = field("syscw")
+    }
+
+    /// What the process spent between `earlier` and this sample, per message: the kernel's share of its
+    /// CPU and its read and write system calls, as one line's clause.
+    func kernelClause(since earlier: ProcessStats, messages: Int) -> String {
+        let cpu = cpuSeconds - earlier.cpuSeconds, perMessage = 1 / Double(max(1, messages))
+        let share = cpu > 0 ? (systemSeconds - earlier.systemSeconds) / cpu * 100 : 0
+        return "\(format(share))% in the kernel; \(format((readCalls - earlier.readCalls) * perMessage, 1)) read and "
+            + "\(format((writeCalls - earlier.writeCalls) * perMessage, 1)) write system calls a message"
     }
 }
 

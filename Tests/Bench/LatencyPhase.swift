@@ -45,14 +45,15 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let total = workload.messages + warmUp
     try await eventually("herald to commit the warm-up", timeout: .seconds(60)) { try store.statistics().messages >= warmUp }
     let measuredFrom = nowMicros()
-    let cpuBefore = ProcessStats(pid: herald.child.pid).cpuSeconds
+    let before = ProcessStats(pid: herald.child.pid)
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     try await waitUntilCommitted(workload, store: { store }, timeout: .seconds(30))
     if let subscriber {
         try await eventually("notifications received", timeout: .seconds(60)) { notifications.count >= total }
         try await subscriber.close()
     }
-    let cpu = ProcessStats(pid: herald.child.pid).cpuSeconds - cpuBefore
+    let after = ProcessStats(pid: herald.child.pid)
+    let cpu = after.cpuSeconds - before.cpuSeconds
     let commits = CommitFigures(adminPort: configuration.adminPort)
     try await eventually("baseline subscriber received all", timeout: .seconds(60)) { baselineSamples.count >= total }
     try await baseline.close()
@@ -71,7 +72,8 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     return LatencyResult(commit: commit, warmUpCommit: warmUpCommit,
                          notification: deliver ? notifications.histogram(from: measuredFrom) : nil,
                          broker: baselineSamples.histogram(from: measuredFrom),
-                         cpuPerThousand: cpu / Double(workload.messages) * 1000, commits: commits)
+                         cpuPerThousand: cpu / Double(workload.messages) * 1000,
+                         kernel: after.kernelClause(since: before, messages: workload.messages), commits: commits)
 }
 
 /// The latency phase's figures: the histograms, and Herald's CPU while it took the measured load in
@@ -86,6 +88,8 @@ struct LatencyResult {
     /// Publish→plain subscriber in microseconds.
     var broker: Histogram<UInt64>
     var cpuPerThousand: Double
+    /// The kernel's share of that CPU and Herald's read and write system calls per message.
+    var kernel: String
     /// Herald's commits over the phase, warm-up included.
     var commits: CommitFigures?
 }
@@ -132,7 +136,7 @@ func latencyReport(_ latency: LatencyResult, rate: Double, messages: Int) -> Str
         lines.append("  publish→notification  \(microseconds(notification)); p99 \(format(ratio, 1))× the plain subscriber's")
     }
     lines.append("  baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))")
-    lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages")
+    lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages, \(latency.kernel)")
     if let commits = latency.commits { lines.append("  Herald's commits, warm-up included: \(commits.summary)") }
     return lines.joined(separator: "\n")
 }

@@ -23,6 +23,8 @@ struct PhaseResult {
     var databaseCPUPerThousand: Double?
     /// Herald's commits in the phase, from its metrics.
     var commits: CommitFigures?
+    /// The kernel's share of Herald's CPU and its read and write system calls per message.
+    var kernel: String?
 }
 
 /// `mosquitto_sub -C N` at QoS 1: the C client's drain rate, live (subscribed while the publisher
@@ -73,7 +75,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let store = try inspection(of: configuration)
     var publisher: Task<Void, any Error>?
     let started: ContinuousClock.Instant
-    var cpuBefore = 0.0
+    var before = ProcessStats.start
     var databaseBefore = 0.0
     var meter: LiveCPUMeter?
     if backlog {
@@ -84,7 +86,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
         started = .now
         herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-backlog-restart.log"))
     } else {
-        cpuBefore = ProcessStats(pid: herald.child.pid).cpuSeconds
+        before = ProcessStats(pid: herald.child.pid)
         databaseBefore = workload.postgres?.cpuSeconds() ?? 0
         meter = LiveCPUMeter(broker: broker)
         started = .now
@@ -95,7 +97,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     let peaks = memory.finish()
-    let heraldCPU = after.cpuSeconds - cpuBefore
+    let heraldCPU = after.cpuSeconds - before.cpuSeconds
     let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
     let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
     try await publisher?.value
@@ -105,7 +107,8 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
                        peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, liveCPU: liveCPU,
-                       databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 }, commits: commits)
+                       databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 }, commits: commits,
+                       kernel: after.kernelClause(since: before, messages: workload.messages))
 }
 
 /// The store a phase's Herald writes to, opened for reading its figures: PostgreSQL when the

@@ -132,6 +132,7 @@ if arguments.contains("--herald-only") {
     print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000\(database(live)), \(memory(live)))   "
           + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), \(memory(backlog)))")
     print("  Herald's commits, live: \(live.commits?.summary ?? "not read")   backlog: \(backlog.commits?.summary ?? "not read")")
+    print("  Herald's CPU, live: \(live.kernel ?? "not read")   backlog: \(backlog.kernel ?? "not read")")
     if arguments.contains("--with-baseline") {
         step("mosquitto_sub backlog")
         let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
@@ -301,6 +302,7 @@ print("""
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
       \(pythonRow(herald: heraldBacklog, python: pythonBacklog))
       Herald's commits, live: \(heraldLive.commits?.summary ?? "not read"); backlog: \(heraldBacklog.commits?.summary ?? "not read")
+      Herald's CPU, live: \(heraldLive.kernel ?? "not read"); backlog: \(heraldBacklog.kernel ?? "not read")
       the store alone (in-process route+commit, no broker, no parsing) \(format(routerOnly.commit)) msg/s, \(format(routerOnly.commit / subBacklog.rate, 2)) of mosquitto_sub's backlog rate (the single writer's cap on the backlog ratio)
     \(consumers.report)
     \(sinkDrain.report)
