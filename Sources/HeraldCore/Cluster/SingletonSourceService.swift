@@ -19,6 +19,8 @@ public struct SingletonSourceService: Service, CustomStringConvertible {
     let logger: Logger
     /// The running turn's shutdown signal, so graceful shutdown stops the source at once.
     private let turn = CurrentTurn()
+    /// While the store refuses the lease, one warning every ten seconds says so, with the number held back.
+    private let leaseFailureLog = RateLimitedLog(intervalMilliseconds: 10_000)
 
     /// Creates the service.
     public init(source: any SourceAdapter, context: SourceContext, lease: Lease) {
@@ -44,7 +46,11 @@ public struct SingletonSourceService: Service, CustomStringConvertible {
                 } catch {
                     // Not a standby: no instance can run the source while the store refuses leases, so
                     // readiness fails with the store's reason.
-                    logger.warning("Cannot reach the store to take the source's lease; asking again.", metadata: ["error": "\(error)"])
+                    if let suppressed = leaseFailureLog.admit(key: "lease", now: context.clock.now()) {
+                        logger.warning("Cannot reach the store to take the source's lease; asking again.", metadata: [
+                            "error": "\(error)", "suppressed": "\(suppressed)",
+                        ])
+                    }
                     context.health.report(standby: false, at: context.clock.now())
                     context.health.report(problem: "cannot take the source's lease: \(error)")
                     standingBy = false
