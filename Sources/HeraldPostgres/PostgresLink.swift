@@ -57,7 +57,7 @@ final class PostgresLink: @unchecked Sendable {
             if let error = error as? PostgresStoreError, error.isReadOnly, !session.connection.isClosed {
                 try? session.connection.close().wait()
             }
-            if session.connection.isClosed { dropConnection() }
+            if session.connection.isClosed || session.watchdog?.tripped == true { dropConnection() }
             throw error
         }
     }
@@ -80,7 +80,7 @@ final class PostgresLink: @unchecked Sendable {
 
     /// The open connection, or a new one to the first of the settings' servers that accepts writes.
     private func open() throws -> (connection: PostgresConnection, watchdog: StatementWatchdog) {
-        if let connection, let watchdog, !connection.isClosed { return (connection, watchdog) }
+        if let connection, let watchdog, !connection.isClosed, !watchdog.tripped { return (connection, watchdog) }
         dropConnection()
         watchdog?.stop()
         watchdog = nil
@@ -214,10 +214,14 @@ struct PostgresSession {
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
         counter.count += 1
-        watchdog?.begin()
-        defer { watchdog?.end() }
         do {
-            return try connection.query(query, logger: logger).wait()
+            guard let watchdog else { return try connection.query(query, logger: logger).wait() }
+            let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+            watchdog.begin(answering: answer)
+            defer { watchdog.end() }
+            // A promise already failed by the watchdog ignores the connection's late answer.
+            connection.query(query, logger: logger).cascade(to: answer)
+            return try answer.futureResult.wait()
         } catch {
             if let watchdog, watchdog.tripped { throw PostgresStoreError.noAnswer(after: watchdog.limit) }
             throw PostgresStoreError.statement(PostgresStoreError.describe(error))

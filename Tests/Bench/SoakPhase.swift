@@ -16,14 +16,15 @@ struct SoakSample {
     var openFiles: Int
 }
 
-/// `herald-bench --soak MINUTES`: the shipped shape (SQLite, the MQTT sink delivering every output to a
-/// subscriber) at `rate` msg/s for `minutes`, `kill -9` at a random moment every 2–4 minutes and a
-/// restart; RssAnon, RSS and open descriptors sampled every 10 s. Afterwards the invariants are checked:
+/// `herald-bench --soak MINUTES`: the shipped shape (SQLite, or PostgreSQL with `--store postgres`; the MQTT
+/// sink delivering every output to a subscriber) at `rate` msg/s for `minutes`, `kill -9` at a random moment
+/// every 2–4 minutes and a restart; RssAnon, RSS and open descriptors sampled every 10 s. Afterwards the invariants are checked:
 /// every message the broker acknowledged stored once, badges equal a recount, every notification
 /// delivered at least once, the outbox empty.
 func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: TemporaryDirectory, step: (String) -> Void) async throws -> String {
     let broker = try await MosquittoBroker()
-    let configuration = try workload.configuration(port: broker.port, storePath: directory.path("soak.sqlite"), sinkDelivers: true)
+    var configuration = try workload.configuration(port: broker.port, storePath: directory.path("soak.sqlite"), sinkDelivers: true)
+    configuration.storeURL = try workload.postgres?.createDatabase()
     let configPath = try directory.write("soak.yaml", configuration.yaml)
     let notified = Mutex<Set<String>>([])
     let observer = try await TestMQTTClient(port: broker.port, subscriptions: ["users/+/notifications"], maxInflight: 1000) { received in
@@ -59,7 +60,7 @@ func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: T
         }
     }
     try await publisher.value
-    let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
+    let store = try inspection(of: configuration)
     try await eventually("every message stored", timeout: .seconds(300)) { try store.statistics().messages == total }
     try await eventually("the outbox drained", timeout: .seconds(300)) { try store.statistics().outbox == 0 }
     try await eventually("every notification delivered", timeout: .seconds(120)) { notified.withLock { $0.count } >= total }
@@ -68,13 +69,14 @@ func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: T
     _ = try await herald.child.waitForExit()
     try await observer.close()
     return soakReport(samples, total: total, rate: rate, minutes: minutes, kills: kills, recountHolds: recountHolds,
-                      notified: notified.withLock { $0.count })
+                      notified: notified.withLock { $0.count }, store: workload.postgres == nil ? "SQLite" : "PostgreSQL")
 }
 
 /// Per incarnation that lived three minutes or more, its footprint one minute in against its last sample:
 /// flat means RssAnon grew less than 10% and open descriptors by at most 2.
-func soakReport(_ samples: [SoakSample], total: Int, rate: Double, minutes: Double, kills: Int, recountHolds: Bool, notified: Int) -> String {
-    var lines = ["soak: \(format(minutes)) min at \(format(rate)) msg/s, \(total) messages, \(kills) kill -9 with restart"]
+func soakReport(_ samples: [SoakSample], total: Int, rate: Double, minutes: Double, kills: Int, recountHolds: Bool, notified: Int,
+                store: String) -> String {
+    var lines = ["soak (\(store)): \(format(minutes)) min at \(format(rate)) msg/s, \(total) messages, \(kills) kill -9 with restart"]
     lines.append("  minute  incarnation  RssAnon MiB  RSS MiB  open files")
     for sample in samples where Int(sample.minute * 6) % 6 == 0 || sample.minute == samples.last?.minute {
         lines.append(String(format: "  %6.1f  %11d  %11.1f  %7.1f  %10d", sample.minute, sample.incarnation, sample.rssAnonMiB, sample.rssMiB, sample.openFiles))

@@ -55,7 +55,8 @@ if arguments.contains("--help") {
                                subscription, live, with each instance's CPU and the database's, beside mosquitto_sub live
           --soak MINUTES       a long run at half the live rate (or --rate R) with the sink delivering and a kill -9 every
                                2–4 minutes; prints RssAnon, RSS and open files over time, whether they stay flat,
-                               and whether every invariant held afterwards (make soak: 30 minutes)
+                               and whether every invariant held afterwards (make soak: 30 minutes); with
+                               --store postgres into PostgreSQL
           --latency-only RATES only the latency phases (outputs queued, then the sink delivering), publishing
                                evenly at each of the comma-separated RATES msg/s
           --latency-seconds N  each latency phase publishes for N seconds (default 10, within a quarter of

@@ -52,6 +52,45 @@ struct PostgresTimeoutTests {
         #expect(try store.badge(for: "bob").unread == 2)
     }
 
+    /// Commits whose statements outlive their limit, again and again: each one fails within moments, however
+    /// the watchdog's close meets its statement (PostgresNIO does not always fail a statement's future when
+    /// its connection is closed under it; a commit then waited for good), and the link recovers on a new
+    /// connection. Should the session ever wait on the connection alone again, this test hangs.
+    @Test(.timeLimit(.minutes(2)))
+    func statementsThatOutliveTheirLimitAlwaysFailAndNeverHang() async throws {
+        let cluster = try await PostgresCluster.shared()
+        var settings = try PostgresStoreSettings(url: cluster.createDatabase())
+        settings.statementTimeout = .milliseconds(20)  // the watchdog gives each statement 40 ms
+        let configured = settings
+        let store = try await offCooperativePool { try PostgresChatStore(settings: configured, logger: Self.logger) }
+        let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
+                                 clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                                 logger: Self.logger)
+        @Sendable func records(_ prefix: String, _ count: Int) -> [SourceRecord] {
+            (0..<count).map { index in
+                SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: Timestamp(milliseconds: 1_700_000_000_000)),
+                             outcome: .event(message(ChatID("c\(index % 300)"), MessageID("\(prefix)-m\(index)"), from: "alice",
+                                                     to: ["bob", "carol"], at: Int64(1_000 + index))), raw: [])
+            }
+        }
+        var failures: [String] = []
+        for round in 0..<60 {
+            do {
+                _ = try await offCooperativePool { try router.commit(records("r\(round)", 3_000)) }
+            } catch {
+                failures.append("\(error)")
+            }
+        }
+        #expect(!failures.isEmpty, "3,000 records within 40 ms a statement: the limit was never reached")
+        // Unanswered, or ended by the server's own statement or idle-in-transaction timeout.
+        #expect(failures.allSatisfy { $0.contains("did not answer") || $0.contains(" timeout") }, "\(Set(failures))")
+        // A small commit goes through on a fresh connection once one answers in time.
+        try await eventually("a small commit after the failures", timeout: .seconds(30)) {
+            (try? await offCooperativePool { try router.commit(records("small", 1)) }) != nil
+        }
+        #expect(try store.statistics().messages >= 1)
+    }
+
     /// A server that takes the connection but never answers (stopped, a hung host) is given up on after the
     /// URL's `connect_timeout`; in a list of servers, the next one is tried.
     @Test(.timeLimit(.minutes(1)))
