@@ -18,9 +18,9 @@ struct SoakSample {
 
 /// `herald-bench --soak MINUTES`: the shipped shape (SQLite, or PostgreSQL with `--store postgres`; the MQTT
 /// sink delivering every output to a subscriber) at `rate` msg/s for `minutes`, `kill -9` at a random moment
-/// every 2–4 minutes and a restart; RssAnon, RSS and open descriptors sampled every 10 s. Afterwards the invariants are checked:
-/// every message the broker acknowledged stored once, badges equal a recount, every notification
-/// delivered at least once, the outbox empty.
+/// every 2–4 minutes and a restart; RssAnon, RSS and open descriptors sampled every 10 s. Afterwards the
+/// invariants are checked: every message the broker acknowledged stored once, badges equal a recount, every
+/// notification delivered at least once, the outbox empty.
 func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: TemporaryDirectory, step: (String) -> Void) async throws -> String {
     let broker = try await MosquittoBroker()
     var configuration = try workload.configuration(port: broker.port, storePath: directory.path("soak.sqlite"), sinkDelivers: true)

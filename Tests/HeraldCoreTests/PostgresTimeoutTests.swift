@@ -23,14 +23,19 @@ struct PostgresTimeoutTests {
         return try await offCooperativePool { try PostgresChatStore(settings: configured, logger: Self.logger) }
     }
 
+    /// A router that commits into `store`, with one sink for every output.
+    static func router(on store: PostgresChatStore) -> EventRouter {
+        EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
+                    clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
+                    logger: Self.logger)
+    }
+
     @Test(.timeLimit(.minutes(1)))
     func aServerThatStopsAnsweringFailsTheCommitAndIsReconnectedAfter() async throws {
         // A cluster of its own: freezing the shared one would stall the tests beside this one.
         let cluster = try await PostgresCluster()
         let store = try await Self.store(on: cluster)
-        let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
-                                 clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
-                                 logger: Self.logger)
+        let router = Self.router(on: store)
         @Sendable func record(_ id: String) -> SourceRecord {
             SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: Timestamp(milliseconds: 1_700_000_000_000)),
                          outcome: .event(message("c1", MessageID(id), from: "alice", to: ["bob"], at: 1_000)), raw: [])
@@ -63,9 +68,7 @@ struct PostgresTimeoutTests {
         settings.statementTimeout = .milliseconds(20)  // the watchdog gives each statement 40 ms
         let configured = settings
         let store = try await offCooperativePool { try PostgresChatStore(settings: configured, logger: Self.logger) }
-        let router = EventRouter(store: store, policy: RouterPolicy(), routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]),
-                                 clock: SystemClock(), metrics: RouterMetrics(factory: NOOPMetricsHandler.instance), signal: OutboxSignal(),
-                                 logger: Self.logger)
+        let router = Self.router(on: store)
         @Sendable func records(_ prefix: String, _ count: Int) -> [SourceRecord] {
             (0..<count).map { index in
                 SourceRecord(provenance: Provenance(adapter: "test", origin: "t", rawSize: 0, receivedAt: Timestamp(milliseconds: 1_700_000_000_000)),
