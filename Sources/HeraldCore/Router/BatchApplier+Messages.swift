@@ -39,7 +39,7 @@ extension BatchApplier {
             guard positions[user].map({ key > $0 }) ?? true else { continue }
             unreadFor.append(user)
             if !recount.contains(user) {
-                try model.setUnread(user: user, chat: chat, to: model.unread(user: user, chat: chat) + 1)
+                try model.incrementUnread(user: user, chat: chat)
                 changed.insert(user)
             }
         }

@@ -36,10 +36,7 @@ struct BatchApplier {
         for user in users {
             let target = members.contains(user)
                 ? try model.countUnread(user: user, chat: chat, after: model.readPosition(user: user, chat: chat)) : 0
-            if target != (try model.unread(user: user, chat: chat)) {
-                try model.setUnread(user: user, chat: chat, to: target)
-                changed.insert(user)
-            }
+            if try model.setUnread(user: user, chat: chat, to: target) { changed.insert(user) }
         }
         return changed
     }
@@ -49,9 +46,8 @@ struct BatchApplier {
     ///   position was already at or past `target`.
     mutating func advanceReadPosition(of reader: UserID, in chat: ChatID, to target: MessageKey,
                                       readAt: Timestamp) throws(StateSliceError) -> [Output]? {
-        let old = model.readPosition(user: reader, chat: chat)
-        if let old, target <= old { return nil }
-        model.setReadPosition(user: reader, chat: chat, to: target)
+        let (moved, old) = model.advanceReadPosition(user: reader, chat: chat, to: target)
+        guard moved else { return nil }
         let senders = try model.senders(chat: chat, after: old, through: target, excluding: reader)
         return senders.sorted().map {
             .readReceipt(ReadReceipt(recipient: $0, chat: chat, upTo: target.id, reader: reader, readAt: readAt))

@@ -50,7 +50,7 @@ struct BatchPlan {
     /// stored one, their own new messages, the messages they read), from the stored position up.
     /// Intervals above the chat's newest stored message hold nothing and are left out.
     func ranges(in slice: StateSlice) -> [StoredRange] {
-        var candidates: [ChatUser: Set<MessageKey>] = [:]
+        var candidates: [ChatUser: [MessageKey]] = [:]
         var firstKeys: [MessageRef: MessageKey] = [:]
         var createdChats: Set<ChatID> = []
         for event in events {
@@ -65,7 +65,7 @@ struct BatchPlan {
         func key(of ref: MessageRef) -> MessageKey? { slice.messages[ref]?.key ?? firstKeys[ref] }
         func add(_ user: UserID, _ chat: ChatID, _ key: MessageKey?) {
             let pair = ChatUser(chat: chat, user: user)
-            if let key { candidates[pair, default: []].insert(key) } else if candidates[pair] == nil { candidates[pair] = [] }
+            if let key { candidates[pair, default: []].append(key) } else if candidates[pair] == nil { candidates[pair] = [] }
         }
         for event in events {
             switch event {
@@ -91,15 +91,15 @@ struct BatchPlan {
     }
 
     /// For each (chat, user), the intervals between the read positions the user can reach: the stored one,
-    /// then each of `candidates`' keys above it, the last interval open to the chat's end. A pair with no
-    /// keys gets the one interval a recount of it needs.
-    static func ranges(_ candidates: [ChatUser: Set<MessageKey>], in slice: StateSlice) -> [StoredRange] {
+    /// then each of `candidates`' keys above it (in any order, repeats allowed), the last interval open to the
+    /// chat's end. A pair with no keys gets the one interval a recount of it needs.
+    static func ranges(_ candidates: [ChatUser: [MessageKey]], in slice: StateSlice) -> [StoredRange] {
         var ranges: [StoredRange] = []
         for (pair, keys) in candidates {
             guard let newest = slice.newestMessage[pair.chat] else { continue }
             let stored = slice.readPositions[pair.chat]?[pair.user]
             var bounds: [MessageKey?] = [stored]
-            bounds += keys.filter { key in stored.map { key > $0 } ?? true }.sorted().map { $0 }
+            for key in keys.filter({ key in stored.map { key > $0 } ?? true }).sorted() where bounds.last != key { bounds.append(key) }
             for (index, lower) in bounds.enumerated() {
                 guard lower.map({ $0 < newest }) ?? true else { break }
                 let upper = index + 1 < bounds.count ? bounds[index + 1] : nil

@@ -91,9 +91,17 @@ struct ChatModel {
     /// Every read position in a chat.
     func readPositions(chat: ChatID) -> [UserID: MessageKey] { currentPositions[chat] ?? [:] }
 
-    /// Moves a read position (callers only move it forward).
-    mutating func setReadPosition(user: UserID, chat: ChatID, to key: MessageKey) {
-        currentPositions[chat, default: [:]][user] = key
+    /// Moves a read position forward to `key` if it is ahead.
+    /// - Returns: whether it moved, and the position before.
+    mutating func advanceReadPosition(user: UserID, chat: ChatID, to key: MessageKey) -> (moved: Bool, old: MessageKey?) {
+        Self.advance(&currentPositions[chat, default: [:]], of: user, to: key)
+    }
+
+    private static func advance(_ positions: inout [UserID: MessageKey], of user: UserID, to key: MessageKey) -> (moved: Bool, old: MessageKey?) {
+        let old = positions[user]
+        if let old, key <= old { return (false, old) }
+        positions[user] = key
+        return (true, old)
     }
 
     /// Remembers a read of a message that is not stored yet (the latest read time wins).
@@ -117,10 +125,26 @@ struct ChatModel {
     }
 
     /// Sets the unread count of (user, chat).
-    mutating func setUnread(user: UserID, chat: ChatID, to count: Int) throws(StateSliceError) {
-        let previous = try unread(user: user, chat: chat)
-        currentUnread[user]?[chat] = count == 0 ? nil : count
-        unreadTotals[user, default: 0] += count - previous
+    /// - Returns: whether the count changed.
+    @discardableResult
+    mutating func setUnread(user: UserID, chat: ChatID, to count: Int) throws(StateSliceError) -> Bool {
+        let index = try counters(of: user)
+        let previous = count == 0 ? currentUnread.values[index].removeValue(forKey: chat) : currentUnread.values[index].updateValue(count, forKey: chat)
+        guard (previous ?? 0) != count else { return false }
+        unreadTotals[user, default: 0] += count - (previous ?? 0)
+        return true
+    }
+
+    /// Adds one to the unread count of (user, chat).
+    mutating func incrementUnread(user: UserID, chat: ChatID) throws(StateSliceError) {
+        currentUnread.values[try counters(of: user)][chat, default: 0] += 1
+        unreadTotals[user, default: 0] += 1
+    }
+
+    /// Where `user`'s counters are (each is changed in place, with one lookup of the user).
+    private func counters(of user: UserID) throws(StateSliceError) -> [UserID: [ChatID: Int]].Index {
+        guard let index = currentUnread.index(forKey: user) else { throw StateSliceError("unread counters of \(user) not loaded") }
+        return index
     }
 
     /// A user's unread total over all chats.

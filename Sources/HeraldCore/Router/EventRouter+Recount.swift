@@ -28,7 +28,7 @@ extension EventRouter {
         var keys = SliceKeys()
         keys.chats = Set(usersByChat.keys)
         var slice = try tx.loadSlice(keys)
-        var pairs: [ChatUser: Set<MessageKey>] = [:]
+        var pairs: [ChatUser: [MessageKey]] = [:]
         for (chat, users) in usersByChat { for user in users { pairs[ChatUser(chat: chat, user: user)] = [] } }
         try tx.loadCounters(users: usersByChat.values.reduce(into: Set<UserID>()) { $0.formUnion($1) },
                             ranges: BatchPlan.ranges(pairs, in: slice), into: &slice)
