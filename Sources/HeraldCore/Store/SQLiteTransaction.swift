@@ -119,11 +119,12 @@ struct SQLiteTransaction: ChatTransaction {
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
             let statement = try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns)))
-            var binder = StatementBinder(statement: statement)
-            statement.setUncheckedArguments(StatementArguments())
-            for offset in index..<(index + chunk) { try bind(offset, &binder) }
-            let rows = try Row.fetchCursor(statement)
-            while let row = try rows.next() { try body(row) }
+            try statement.withBindings({ binder in
+                for offset in index..<(index + chunk) { try bind(offset, &binder) }
+            }) {
+                let rows = try Row.fetchCursor(statement)
+                while let row = try rows.next() { try body(row) }
+            }
             index += chunk
         }
     }

@@ -16,26 +16,39 @@ extension Statement {
 
     /// Executes the statement after `bind` has bound its parameters in order.
     func execute(_ bind: (inout StatementBinder) throws -> Void) throws {
-        // Resets the statement and clears earlier bindings; GRDB then counts them as valid and bound,
-        // so `execute()` below steps the statement with what `bind` set.
+        try withBindings(bind) { try execute() }
+    }
+
+    /// Binds the parameters with `bind`, runs `body` (which steps the statement) while the bound text and
+    /// bytes are kept, then clears the bindings, so SQLite never holds a value that is gone.
+    func withBindings<Result>(_ bind: (inout StatementBinder) throws -> Void, _ body: () throws -> Result) throws -> Result {
+        // Resets the statement and clears earlier bindings; GRDB then counts them as valid and bound, so
+        // stepping it runs with what `bind` set.
         setUncheckedArguments(StatementArguments())
-        var binder = StatementBinder(statement: self)
-        try bind(&binder)
-        try execute()
+        let arena = BindingArena()
+        return try withExtendedLifetime(arena) {
+            defer { sqlite3_clear_bindings(sqliteStatement) }
+            var binder = StatementBinder(statement: self, arena: arena)
+            try bind(&binder)
+            return try body()
+        }
     }
 }
 
-/// Binds values to a statement's parameters, in order (see ``GRDB/Statement/execute(_:)``).
+/// Binds values to a statement's parameters, in order (see ``GRDB/Statement/withBindings(_:_:)``).
 ///
-/// Text and bytes are handed to SQLite straight from their own storage, which SQLite copies
-/// (`SQLITE_TRANSIENT`). GRDB's binding of a `String` first copies it into a new C-string array, and a
-/// `Data` is one more copy of a payload: at about twenty values per message those copies cost more
-/// than SQLite's own work of taking the values.
+/// Text and bytes are copied once into the run's ``BindingArena`` and bound from there without a
+/// further copy (`SQLITE_STATIC`). GRDB's binding of a `String` copies it into a new C-string array
+/// that SQLite copies again, and a `Data` is one more copy of a payload.
 struct StatementBinder {
     let statement: Statement
+    private let arena: BindingArena
     private(set) var index: CInt = 1
 
-    init(statement: Statement) { self.statement = statement }
+    init(statement: Statement, arena: BindingArena) {
+        self.statement = statement
+        self.arena = arena
+    }
 
     /// Binds the next parameter.
     mutating func bind(_ value: some StatementBinding) throws {
@@ -45,22 +58,21 @@ struct StatementBinder {
     /// Binds the next parameter to `text`.
     mutating func bind(_ text: String) throws {
         var text = text
-        let statement = statement.sqliteStatement, index = index
-        try check(text.withUTF8 { bytes in
-            guard let start = bytes.baseAddress else { return sqlite3_bind_text(statement, index, "", 0, Self.transient) }
-            return sqlite3_bind_text(statement, index, UnsafeRawPointer(start).assumingMemoryBound(to: CChar.self), CInt(bytes.count),
-                                     Self.transient)
-        })
+        let kept = text.withUTF8 { arena.keep(UnsafeRawBufferPointer($0)) }
+        guard let start = kept?.assumingMemoryBound(to: CChar.self) else {
+            // Empty text still needs an address (SQLite binds text without one as NULL); SQLite copies none.
+            return try check(sqlite3_bind_text(statement.sqliteStatement, index, "", 0, Self.transient))
+        }
+        try check(sqlite3_bind_text(statement.sqliteStatement, index, start, CInt(text.utf8.count), nil))
     }
 
     /// Binds the next parameter to `bytes`, as a blob.
     mutating func bind(_ bytes: [UInt8]) throws {
-        let statement = statement.sqliteStatement, index = index
-        try check(bytes.withUnsafeBytes { buffer in
-            // SQLite binds a blob without an address as NULL.
-            guard let start = buffer.baseAddress else { return sqlite3_bind_zeroblob(statement, index, 0) }
-            return sqlite3_bind_blob(statement, index, start, CInt(buffer.count), Self.transient)
-        })
+        // SQLite binds a blob without an address as NULL.
+        guard let start = bytes.withUnsafeBytes({ arena.keep($0) }) else {
+            return try check(sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0))
+        }
+        try check(sqlite3_bind_blob(statement.sqliteStatement, index, start, CInt(bytes.count), nil))
     }
 
     /// SQLite copies the value before the call returns (`SQLITE_TRANSIENT`, which C spells as -1).
