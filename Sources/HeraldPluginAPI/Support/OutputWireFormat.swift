@@ -88,24 +88,36 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    private mutating func key(_ name: String) {
+    /// A field name written in code: its bytes are copied as they are (names need no escaping).
+    private mutating func key(_ name: StaticString) {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
-        Self.append(string: name, to: &bytes)
+        bytes.append(UInt8(ascii: "\""))
+        name.withUTF8Buffer { bytes.append(contentsOf: $0) }
+        bytes.append(UInt8(ascii: "\""))
         bytes.append(UInt8(ascii: ":"))
     }
 
-    mutating func field(_ name: String, _ value: String) {
+    mutating func field(_ name: StaticString, _ value: String) {
         key(name)
         Self.append(string: value, to: &bytes)
     }
 
-    mutating func field<I: BinaryInteger>(_ name: String, _ value: I) {
+    mutating func field<I: BinaryInteger>(_ name: StaticString, _ value: I) {
         key(name)
         Self.append(integer: value, to: &bytes)
     }
 
-    mutating func field(_ name: String, _ values: [String]) {
+    /// A field whose name comes from data (a chat id), escaped like any value.
+    mutating func field<I: BinaryInteger>(key name: String, _ value: I) {
+        if !first { bytes.append(UInt8(ascii: ",")) }
+        first = false
+        Self.append(string: name, to: &bytes)
+        bytes.append(UInt8(ascii: ":"))
+        Self.append(integer: value, to: &bytes)
+    }
+
+    mutating func field(_ name: StaticString, _ values: [String]) {
         key(name)
         bytes.append(UInt8(ascii: "["))
         for (index, value) in values.enumerated() {
@@ -115,10 +127,10 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "]"))
     }
 
-    mutating func field(_ name: String, _ counts: [String: Int]) {
+    mutating func field(_ name: StaticString, _ counts: [String: Int]) {
         key(name)
         var nested = JSONObjectWriter()
-        for (chat, count) in counts.sorted(by: { $0.key < $1.key }) { nested.field(chat, count) }
+        for (chat, count) in counts.sorted(by: { $0.key < $1.key }) { nested.field(key: chat, count) }
         bytes.append(contentsOf: nested.finish())
     }
 
