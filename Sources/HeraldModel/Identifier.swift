@@ -5,31 +5,18 @@ public struct Identifier<Kind: IdentifierKind>: RawRepresentable, Hashable, Comp
 {
     /// The identifier as it appears on the wire.
     public let rawValue: String
-    /// `rawValue`'s hash, computed once with the process's seeded hasher: the router looks an identifier
-    /// up in dictionaries dozens of times per event, and hashing the string each time was a fifth of
-    /// its work. Seeded like every other hash, so chosen identifiers collide no more easily.
-    private let rawHash: Int
 
     /// Wraps a raw identifier string.
-    public init(rawValue: String) {
-        self.rawValue = rawValue
-        rawHash = rawValue.hashValue
-    }
+    public init(rawValue: String) { self.rawValue = rawValue }
     /// Wraps a raw identifier string.
-    public init(_ rawValue: String) { self.init(rawValue: rawValue) }
+    public init(_ rawValue: String) { self.rawValue = rawValue }
     /// Creates an identifier from a string literal.
-    public init(stringLiteral value: String) { self.init(rawValue: value) }
+    public init(stringLiteral value: String) { self.rawValue = value }
 
     /// Decodes from a plain JSON string.
     public init(from decoder: any Decoder) throws {
-        self.init(rawValue: try decoder.singleValueContainer().decode(String.self))
+        rawValue = try decoder.singleValueContainer().decode(String.self)
     }
-
-    /// Equal raw strings (the stored hashes tell most unequal ones apart without comparing them).
-    public static func == (lhs: Self, rhs: Self) -> Bool { lhs.rawHash == rhs.rawHash && lhs.rawValue == rhs.rawValue }
-
-    /// Feeds the stored hash of the raw string.
-    public func hash(into hasher: inout Hasher) { hasher.combine(rawHash) }
 
     /// Encodes as a plain JSON string.
     public func encode(to encoder: any Encoder) throws {

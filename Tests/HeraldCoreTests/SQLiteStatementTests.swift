@@ -37,12 +37,13 @@ struct SQLiteStatementTests {
         var texts = (0..<2_000).map { "value-\($0)-" + String(repeating: "é", count: $0 % 40) }
         texts += ["", String(repeating: "x", count: BindingArena.blockSize + 1), "日本語 🎉", String(repeating: "y", count: 3 * BindingArena.blockSize)]
         let blobs = texts.map { Array($0.utf8.reversed()) }
+        let arena = BindingArena()
         let stored = try store.pool.write { db -> [(String, [UInt8])] in
             try db.execute(sql: "CREATE TABLE bound(position INTEGER PRIMARY KEY, text TEXT NOT NULL, bytes BLOB)")
             for start in stride(from: 0, to: texts.count, by: 64) {
                 let rows = start..<min(start + 64, texts.count)
                 try db.makeStatement(sql: "INSERT INTO bound(position, text, bytes) VALUES " + SQLiteTransaction.valuesList(rows: rows.count, columns: 3))
-                    .execute { binder in
+                    .execute(in: arena) { binder in
                         for row in rows {
                             try binder.bind(row)
                             try binder.bind(texts[row])

@@ -1,40 +1,58 @@
-/// Text and bytes bound to one run of a statement, copied into a few large blocks that stay in place
-/// until the run is over, so that SQLite reads each value where it is (`SQLITE_STATIC`).
+/// Text and bytes bound to the statements of one transaction, copied into a few large blocks that stay
+/// in place while a statement runs, so that SQLite reads each value where it is (`SQLITE_STATIC`).
 ///
 /// Bound with `SQLITE_TRANSIENT`, SQLite copies every value into an allocation of its own and frees it
 /// when the bindings are cleared: at about twenty values per message those allocations, each behind
-/// SQLite's memory-statistics mutex, cost more than the rest of binding. Here a run makes one allocation
-/// per ``blockSize`` bytes. The owner must clear the statement's bindings before it lets the arena go
-/// (``GRDB/Statement/withBindings(_:_:)`` does).
+/// SQLite's memory-statistics mutex, cost more than the rest of binding. Here a transaction allocates a
+/// block of ``blockSize`` bytes (or one per larger value) and its statements reuse it in turn: each run
+/// takes space from a ``Mark`` and gives it back when it is over (``GRDB/Statement/withBindings(in:_:_:)``
+/// clears the statement's bindings first), so the heap does not see a block come and go per statement.
 final class BindingArena {
     /// Bytes per block; a larger value gets a block of its own size.
     static let blockSize = 32 * 1024
 
-    private var blocks: [UnsafeMutableRawPointer] = []
-    private var next: UnsafeMutableRawPointer?
-    private var remaining = 0
+    /// A position in the arena to give space back to.
+    struct Mark {
+        fileprivate var block: Int
+        fileprivate var used: Int
+    }
+
+    private var blocks: [(start: UnsafeMutableRawPointer, size: Int)] = []
+    /// The block values are copied into, and how much of it is taken.
+    private var current = Mark(block: 0, used: 0)
 
     init() {}
+
+    /// Where the arena stands, for ``release(to:)``.
+    var mark: Mark { current }
+
+    /// Gives back everything kept since `mark` (the memory stays for the next values).
+    func release(to mark: Mark) { current = mark }
 
     /// Copies `bytes` into the arena and returns where the copy is, or `nil` for no bytes.
     func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
         guard let source = bytes.baseAddress, !bytes.isEmpty else { return nil }
-        let target: UnsafeMutableRawPointer
-        if let next, bytes.count <= remaining {
-            target = next
-        } else {
-            let size = max(Self.blockSize, bytes.count)
-            target = UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1)
-            blocks.append(target)
-            remaining = size
+        if current.block >= blocks.count || blocks[current.block].size - current.used < bytes.count {
+            moveToBlock(holding: bytes.count)
         }
+        let target = blocks[current.block].start + current.used
         target.copyMemory(from: source, byteCount: bytes.count)
-        next = target + bytes.count
-        remaining -= bytes.count
+        current.used += bytes.count
         return UnsafeRawPointer(target)
     }
 
+    /// Makes the current block one after the current that holds `count` bytes, reusing the next block when
+    /// it is large enough.
+    private func moveToBlock(holding count: Int) {
+        let next = current.block < blocks.count && current.used > 0 ? current.block + 1 : current.block
+        if next >= blocks.count || blocks[next].size < count {
+            let size = max(Self.blockSize, count)
+            blocks.insert((UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1), size), at: min(next, blocks.count))
+        }
+        current = Mark(block: next, used: 0)
+    }
+
     deinit {
-        for block in blocks { block.deallocate() }
+        for block in blocks { block.start.deallocate() }
     }
 }

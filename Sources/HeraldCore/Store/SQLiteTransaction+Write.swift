@@ -52,7 +52,7 @@ extension SQLiteTransaction {
         var index = 0
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
-            try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns))).execute { binder in
+            try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns))).execute(in: arena) { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }
             changed += db.changesCount

@@ -8,6 +8,8 @@ import HeraldPluginAPI
 /// table for each.
 struct SQLiteTransaction: ChatTransaction {
     let db: Database
+    /// Where the transaction's statements keep the text and bytes they bind.
+    let arena = BindingArena()
 
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice {
         var slice = StateSlice()
@@ -119,7 +121,7 @@ struct SQLiteTransaction: ChatTransaction {
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
             let statement = try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns)))
-            try statement.withBindings({ binder in
+            try statement.withBindings(in: arena, { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }) {
                 let rows = try Row.fetchCursor(statement)

@@ -2,42 +2,37 @@ import GRDB
 import GRDBSQLite
 
 extension Statement {
-    /// Executes the statement with `values` bound in order to its `?` parameters.
+    /// Executes the statement after `bind` has bound its parameters in order, keeping text and bytes in `arena`.
     ///
-    /// The hot path binds about twenty values per message. GRDB's `StatementArguments` costs more
-    /// than SQLite's own work there: it maps every value through a key path, validates the count and
-    /// binds through nested closures. This binds each value straight onto the prepared statement
-    /// through GRDB's public `StatementBinding`, which is the same `sqlite3_bind_*` call GRDB makes.
-    func execute(binding values: [any StatementBinding]) throws {
-        try execute { binder in
-            for value in values { try binder.bind(value) }
-        }
+    /// The hot path binds about twenty values per message. GRDB's `StatementArguments` costs more than
+    /// SQLite's own work there: it maps every value through a key path, validates the count and binds
+    /// through nested closures. ``StatementBinder`` binds each value straight onto the prepared statement.
+    func execute(in arena: BindingArena, _ bind: (inout StatementBinder) throws -> Void) throws {
+        try withBindings(in: arena, bind) { try execute() }
     }
 
-    /// Executes the statement after `bind` has bound its parameters in order.
-    func execute(_ bind: (inout StatementBinder) throws -> Void) throws {
-        try withBindings(bind) { try execute() }
-    }
-
-    /// Binds the parameters with `bind`, runs `body` (which steps the statement) while the bound text and
-    /// bytes are kept, then clears the bindings, so SQLite never holds a value that is gone.
-    func withBindings<Result>(_ bind: (inout StatementBinder) throws -> Void, _ body: () throws -> Result) throws -> Result {
+    /// Binds the parameters with `bind`, keeping text and bytes in `arena`, runs `body` (which steps the
+    /// statement), then clears the bindings before giving the arena's space back, so SQLite never holds a
+    /// value that is gone.
+    func withBindings<Result>(in arena: BindingArena, _ bind: (inout StatementBinder) throws -> Void,
+                              _ body: () throws -> Result) throws -> Result {
         // Resets the statement and clears earlier bindings; GRDB then counts them as valid and bound, so
         // stepping it runs with what `bind` set.
         setUncheckedArguments(StatementArguments())
-        let arena = BindingArena()
-        return try withExtendedLifetime(arena) {
-            defer { sqlite3_clear_bindings(sqliteStatement) }
-            var binder = StatementBinder(statement: self, arena: arena)
-            try bind(&binder)
-            return try body()
+        let mark = arena.mark
+        defer {
+            sqlite3_clear_bindings(sqliteStatement)
+            arena.release(to: mark)
         }
+        var binder = StatementBinder(statement: self, arena: arena)
+        try bind(&binder)
+        return try body()
     }
 }
 
-/// Binds values to a statement's parameters, in order (see ``GRDB/Statement/withBindings(_:_:)``).
+/// Binds values to a statement's parameters, in order (see ``GRDB/Statement/withBindings(in:_:_:)``).
 ///
-/// Text and bytes are copied once into the run's ``BindingArena`` and bound from there without a
+/// Text and bytes are copied once into the transaction's ``BindingArena`` and bound from there without a
 /// further copy (`SQLITE_STATIC`). GRDB's binding of a `String` copies it into a new C-string array
 /// that SQLite copies again, and a `Data` is one more copy of a payload.
 struct StatementBinder {
