@@ -99,7 +99,9 @@ struct BatchPlan {
             guard let newest = slice.newestMessage[pair.chat] else { continue }
             let stored = slice.readPositions[pair.chat]?[pair.user]
             var bounds: [MessageKey?] = [stored]
-            for key in keys.filter({ key in stored.map { key > $0 } ?? true }).sorted() where bounds.last != key { bounds.append(key) }
+            for key in keys.filter({ key in stored.map { key > $0 } ?? true }).sorted() where bounds.last != key {
+                bounds.append(key)
+            }
             for (index, lower) in bounds.enumerated() {
                 guard lower.map({ $0 < newest }) ?? true else { break }
                 let upper = index + 1 < bounds.count ? bounds[index + 1] : nil

@@ -97,7 +97,8 @@ struct ChatModel {
         Self.advance(&currentPositions[chat, default: [:]], of: user, to: key)
     }
 
-    private static func advance(_ positions: inout [UserID: MessageKey], of user: UserID, to key: MessageKey) -> (moved: Bool, old: MessageKey?) {
+    private static func advance(_ positions: inout [UserID: MessageKey], of user: UserID,
+                                to key: MessageKey) -> (moved: Bool, old: MessageKey?) {
         let old = positions[user]
         if let old, key <= old { return (false, old) }
         positions[user] = key
@@ -129,7 +130,8 @@ struct ChatModel {
     @discardableResult
     mutating func setUnread(user: UserID, chat: ChatID, to count: Int) throws(StateSliceError) -> Bool {
         let index = try counters(of: user)
-        let previous = count == 0 ? currentUnread.values[index].removeValue(forKey: chat) : currentUnread.values[index].updateValue(count, forKey: chat)
+        let previous = count == 0
+            ? currentUnread.values[index].removeValue(forKey: chat) : currentUnread.values[index].updateValue(count, forKey: chat)
         guard (previous ?? 0) != count else { return false }
         unreadTotals[user, default: 0] += count - (previous ?? 0)
         return true

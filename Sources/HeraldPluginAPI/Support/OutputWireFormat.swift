@@ -88,10 +88,15 @@ struct JSONObjectWriter {
         bytes.append(UInt8(ascii: "{"))
     }
 
-    /// A field name written in code: its bytes are copied as they are (names need no escaping).
-    private mutating func key(_ name: StaticString) {
+    /// The comma before every field but the first.
+    private mutating func separate() {
         if !first { bytes.append(UInt8(ascii: ",")) }
         first = false
+    }
+
+    /// A field name written in code: its bytes are copied as they are (names need no escaping).
+    private mutating func key(_ name: StaticString) {
+        separate()
         bytes.append(UInt8(ascii: "\""))
         name.withUTF8Buffer { bytes.append(contentsOf: $0) }
         bytes.append(UInt8(ascii: "\""))
@@ -110,8 +115,7 @@ struct JSONObjectWriter {
 
     /// A field whose name comes from data (a chat id), escaped like any value.
     mutating func field<I: BinaryInteger>(key name: String, _ value: I) {
-        if !first { bytes.append(UInt8(ascii: ",")) }
-        first = false
+        separate()
         Self.append(string: name, to: &bytes)
         bytes.append(UInt8(ascii: ":"))
         Self.append(integer: value, to: &bytes)
