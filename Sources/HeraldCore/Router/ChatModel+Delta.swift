@@ -19,9 +19,11 @@ extension ChatModel {
         delta.pendingReadsResolved = slice.pendingReads.keys.filter { currentPendingReads[$0] == nil }
         for (user, counters) in currentUnread {
             let loaded = slice.unread[user] ?? [:]
-            for chat in Set(counters.keys).union(loaded.keys) {
-                let change = (counters[chat] ?? 0) - (loaded[chat] ?? 0)
-                if change != 0 { delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: change)) }
+            for (chat, count) in counters where count != loaded[chat] ?? 0 {
+                delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: count - (loaded[chat] ?? 0)))
+            }
+            for (chat, count) in loaded where counters[chat] == nil && count != 0 {
+                delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: -count))
             }
         }
         for chat in Set(currentPresence.keys).union(slice.presence.keys) {
@@ -40,7 +42,13 @@ extension ChatModel {
     }
 
     private func membershipDelta(into delta: inout StoreDelta) {
-        for (chat, membership) in memberships.sorted(by: { $0.key < $1.key }) {
+        // Members are only ever added, so a chat whose flag and counts are as loaded has not changed.
+        let changed = memberships.filter { chat, membership in
+            guard let loaded = slice.memberships[chat] else { return true }
+            return loaded.declared != membership.declared || loaded.declaredMembers.count != membership.declaredMembers.count
+                || loaded.inferredMembers.count != membership.inferredMembers.count
+        }
+        for (chat, membership) in changed.sorted(by: { $0.key < $1.key }) {
             let loaded = slice.memberships[chat]
             if loaded?.declared != membership.declared, let declared = membership.declared {
                 delta.chats[chat] = declared
