@@ -19,8 +19,9 @@ extension ChatModel {
         delta.pendingReadsResolved = slice.pendingReads.keys.filter { currentPendingReads[$0] == nil }
         for (user, counters) in currentUnread {
             let loaded = slice.unread[user] ?? [:]
-            for (chat, count) in counters where count != loaded[chat] ?? 0 {
-                delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: count - (loaded[chat] ?? 0)))
+            for (chat, count) in counters {
+                let change = count - (loaded[chat] ?? 0)
+                if change != 0 { delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: change)) }
             }
             for (chat, count) in loaded where counters[chat] == nil && count != 0 {
                 delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: -count))
@@ -43,7 +44,7 @@ extension ChatModel {
 
     private func membershipDelta(into delta: inout StoreDelta) {
         // Members are only ever added, so a chat whose flag and counts are as loaded has not changed.
-        let changed = memberships.filter { chat, membership in
+        let changed = memberships.lazy.filter { chat, membership in
             guard let loaded = slice.memberships[chat] else { return true }
             return loaded.declared != membership.declared || loaded.declaredMembers.count != membership.declaredMembers.count
                 || loaded.inferredMembers.count != membership.inferredMembers.count

@@ -47,7 +47,7 @@ final class BindingArena {
         let next = current.block < blocks.count && current.used > 0 ? current.block + 1 : current.block
         if next >= blocks.count || blocks[next].size < count {
             let size = max(Self.blockSize, count)
-            blocks.insert((UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1), size), at: min(next, blocks.count))
+            blocks.insert((UnsafeMutableRawPointer.allocate(byteCount: size, alignment: 1), size), at: next)
         }
         current = Mark(block: next, used: 0)
     }
