@@ -68,6 +68,8 @@ final class MQTTConnectionLoop: @unchecked Sendable {
 
     // Loop-thread state.
     private var messagesRead = 0
+    /// PUBACKs read (a sink's publishes confirmed): a read that found one may find more waiting.
+    private var acknowledgementsRead = 0
     /// Messages read into the burst being gathered (not yet handed to the committer).
     private var gathered = 0
     private var refusal: MosquittoReasonCode?
@@ -188,18 +190,26 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         hooks.onConnectionChange(false)
     }
 
-    /// Reads messages until none is waiting, the burst being gathered holds `maxBurst`, or the committer
-    /// is idle and the burst holds ``handoverWhenIdle`` (the store should not wait for a full burst).
+    /// Reads messages and PUBACKs until neither is waiting, the burst being gathered holds `maxBurst`,
+    /// `maxBurst` PUBACKs were read, or the committer is idle and the burst holds ``handoverWhenIdle``
+    /// (the store should not wait for a full burst). A sink's connection reads PUBACKs: reading every
+    /// one that waits before the next write (each lets a queued publish go) spares a `poll` per PUBACK.
     /// - Returns: whether it stopped early (more may be waiting, even where `poll` cannot see it,
     ///   e.g. inside TLS buffers).
     private func readBurst(_ client: MosquittoClient, committer: BurstCommitter) throws -> Bool {
         do {
-            while gathered < maxBurst {
+            var acknowledgements = 0
+            while gathered < maxBurst, acknowledgements < maxBurst {
                 if gathered >= handoverWhenIdle && !committer.isRunning { return true }
-                let before = messagesRead
+                let before = messagesRead, acknowledgedBefore = acknowledgementsRead
                 try client.readPacket()
-                if messagesRead == before { return false }
-                gathered += 1
+                if messagesRead != before {
+                    gathered += 1
+                } else if acknowledgementsRead != acknowledgedBefore {
+                    acknowledgements += 1
+                } else {
+                    return false
+                }
             }
             return true
         } catch {
@@ -237,7 +247,10 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 messagesRead += 1
                 hooks.onMessage(message)
             },
-            onPublish: { [hooks] messageID, reason in hooks.onPublish(messageID, reason) },
+            onPublish: { [self] messageID, reason in
+                acknowledgementsRead += 1
+                hooks.onPublish(messageID, reason)
+            },
             onSubscribe: { [self] messageID, granted in
                 guard let filter = pendingSubscriptions.removeValue(forKey: messageID) else { return }
                 if let reason = granted.first(where: { !$0.isSuccess }) {
