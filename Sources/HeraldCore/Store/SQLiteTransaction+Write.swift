@@ -6,7 +6,7 @@ extension SQLiteTransaction {
     /// Writes a batch's changes: a multi-row statement per kind of change and ``maximumRows`` rows, with
     /// the values bound (in process, statements are cheap; parsing values back out of JSON is not).
     func write(_ delta: StoreDelta) throws {
-        let inserted = try insertMessages(delta.messages)
+        let inserted = try insertMessages(Self.inIndexOrder(delta.messages))
         guard inserted == delta.messages.count else {
             throw StoreConflict("\(delta.messages.count - inserted) of \(delta.messages.count) messages were stored meanwhile")
         }
@@ -144,6 +144,18 @@ extension SQLiteTransaction {
         try inChunks(of: 2, count: cleared.count, { KeyedDeletion.endedPresence.sql(values: $0) }) { index, binder in
             try binder.bind(cleared[index].user.rawValue)
             try binder.bind(cleared[index].chat.rawValue)
+        }
+    }
+
+    /// A commit's messages in the order of the messages' indexes, (chat, sent_at, id): every insert
+    /// changes a leaf of each index, and in arrival order a commit over many chats changed each leaf
+    /// several times, far apart. Once the writer's page cache was full, a changed leaf was written to
+    /// the WAL before the transaction ended, read back and written again. In index order each leaf is
+    /// changed by one run of inserts. The table stays in arrival order by commit: its rows of one commit
+    /// go in by chat, as the migration that made the table ordered them.
+    static func inIndexOrder(_ messages: [NewMessage]) -> [NewMessage] {
+        messages.sorted { lhs, rhs in
+            (lhs.message.chat, lhs.message.sentAt, lhs.message.id) < (rhs.message.chat, rhs.message.sentAt, rhs.message.id)
         }
     }
 
