@@ -6,8 +6,9 @@ import HeraldTestKit
 import Metrics
 import Testing
 
-/// Messages are stored in arrival order (migration v4); these check the migration of an older store and
-/// the status query that relies on the order.
+/// Messages are stored in arrival order (migration v4), a commit's messages in the order of the
+/// messages' indexes; these check the migration of an older store, the order within a commit and the
+/// status query that relies on the order.
 @Suite("Message layout")
 struct MessageLayoutTests {
     @Test("a store from before v4 keeps its messages, and they stay idempotent and counted in order")
@@ -85,6 +86,18 @@ struct MessageLayoutTests {
         _ = try SQLiteChatStore(path: directory.path("new.sqlite")) { announced.append($0) }
         _ = try SQLiteChatStore(path: directory.path("new.sqlite")) { announced.append($0) }
         #expect(announced.isEmpty)
+    }
+
+    @Test("a commit's messages go in by (chat, sent_at, id), the indexes' order; commits stay in arrival order")
+    func commitInIndexOrder() async throws {
+        let harness = try await RouterHarness()
+        try harness.apply(message("c2", "x", from: "alice", at: 3_000), message("c1", "b", from: "bob", at: 2_000),
+                          message("c1", "a", from: "alice", at: 2_000), message("c1", "z", from: "bob", at: 1_000))
+        try harness.apply(message("c0", "late", from: "carol", at: 500))
+        let order = try await harness.sqlite.pool.read { db in
+            try Row.fetchAll(db, sql: "SELECT chat, id FROM messages ORDER BY rowid").map { "\($0[0] as String)/\($0[1] as String)" }
+        }
+        #expect(order == ["c1/z", "c1/a", "c1/b", "c2/x", "c0/late"])
     }
 
     @Test("the busiest chats of an empty store are none")
