@@ -13,11 +13,11 @@ extension BatchApplier {
         // Participants join the inferred membership; anyone new to the effective set is recounted.
         let membership = model.membership(of: chat)
         var joining: [UserID] = []
-        for user in [message.sender] + (message.recipients ?? []) where !membership.inferredMembers.contains(user) && !joining.contains(user) {
+        if !membership.inferredMembers.contains(message.sender) { joining.append(message.sender) }
+        for user in message.recipients ?? [] where !membership.inferredMembers.contains(user) && !joining.contains(user) {
             joining.append(user)
         }
         if !joining.isEmpty || membership.declared == nil { model.addMembers(joining, to: chat, declared: false) }
-        let members = model.membership(of: chat).effective
         var recount: Set<UserID> = membership.declared == true ? [] : Set(joining)
 
         // Reads that arrived before this message now resolve; the sender has read up to it.
@@ -35,7 +35,7 @@ extension BatchApplier {
         // Everyone else: +1 when the message is after their position (a late message may already be read).
         let positions = model.readPositions(chat: chat)
         var unreadFor: [UserID] = []
-        for user in members.sorted() where user != message.sender {
+        for user in model.sortedMembers(of: chat) where user != message.sender {
             guard positions[user].map({ key > $0 }) ?? true else { continue }
             unreadFor.append(user)
             if !recount.contains(user) {

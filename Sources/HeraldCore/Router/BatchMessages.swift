@@ -20,15 +20,13 @@ struct BatchMessages {
         return count
     }
 
-    /// Distinct senders other than `user` of the messages in `(after, through]`.
-    func senders(after: MessageKey?, through: MessageKey, excluding user: UserID) -> Set<UserID> {
-        var result: Set<UserID> = []
+    /// Adds to `result` the senders other than `user` of the messages in `(after, through]`.
+    func addSenders(after: MessageKey?, through: MessageKey, excluding user: UserID, to result: inout Set<UserID>) {
         var index = firstIndex(after: after)
         while index < keys.count, keys[index] <= through {
             if senders[index] != user { result.insert(senders[index]) }
             index += 1
         }
-        return result
     }
 
     /// The first position whose key is after `key` (0 for `nil`).

@@ -51,34 +51,41 @@ struct BatchPlan {
     /// Intervals above the chat's newest stored message hold nothing and are left out.
     func ranges(in slice: StateSlice) -> [StoredRange] {
         var candidates: [ChatUser: [MessageKey]] = [:]
+        // Where each named message sits: as stored, else as the batch's first message with its reference.
         var firstKeys: [MessageRef: MessageKey] = [:]
+        var receivedKeys: [MessageKey] = []
         var createdChats: Set<ChatID> = []
-        for event in events {
-            if case .messageReceived(let message) = event {
-                let ref = MessageRef(chat: message.chat, id: message.id)
-                if slice.messages[ref] == nil, firstKeys[ref] == nil {
-                    firstKeys[ref] = MessageKey(sentAt: message.sentAt, id: message.id)
-                }
-            }
-            if case .chatCreated(let created) = event { createdChats.insert(created.chat) }
-        }
-        func key(of ref: MessageRef) -> MessageKey? { slice.messages[ref]?.key ?? firstKeys[ref] }
-        func add(_ user: UserID, _ chat: ChatID, _ key: MessageKey?) {
-            let pair = ChatUser(chat: chat, user: user)
-            if let key { candidates[pair, default: []].append(key) } else if candidates[pair] == nil { candidates[pair] = [] }
-        }
         for event in events {
             switch event {
             case .messageReceived(let message):
                 let ref = MessageRef(chat: message.chat, id: message.id)
-                add(message.sender, message.chat, key(of: ref))
-                let inferred = slice.memberships[message.chat]?.inferredMembers ?? []
-                for user in message.recipients ?? [] where !inferred.contains(user) || createdChats.contains(message.chat) {
-                    add(user, message.chat, nil)
+                receivedKeys.append(slice.messages[ref]?.key
+                    ?? Self.value(&firstKeys[ref, default: MessageKey(sentAt: message.sentAt, id: message.id)]))
+            case .chatCreated(let created): createdChats.insert(created.chat)
+            case .messagesRead, .chatOpened, .chatClosed: break
+            }
+        }
+        func add(_ user: UserID, _ chat: ChatID, _ key: MessageKey?) {
+            Self.append(key, to: &candidates[ChatUser(chat: chat, user: user), default: []])
+        }
+        var received = 0
+        for event in events {
+            switch event {
+            case .messageReceived(let message):
+                let key = receivedKeys[received]
+                received += 1
+                add(message.sender, message.chat, key)
+                if let recipients = message.recipients, !recipients.isEmpty {
+                    let created = createdChats.contains(message.chat)
+                    let inferred = created ? [] : slice.memberships[message.chat]?.inferredMembers ?? []
+                    for user in recipients where created || !inferred.contains(user) { add(user, message.chat, nil) }
                 }
-                for user in slice.pendingReads[ref]?.keys ?? [:].keys { add(user, message.chat, key(of: ref)) }
+                if !slice.pendingReads.isEmpty, let waiting = slice.pendingReads[MessageRef(chat: message.chat, id: message.id)] {
+                    for user in waiting.keys { add(user, message.chat, key) }
+                }
             case .messagesRead(let read):
-                add(read.reader, read.chat, key(of: MessageRef(chat: read.chat, id: read.upTo)))
+                let ref = MessageRef(chat: read.chat, id: read.upTo)
+                add(read.reader, read.chat, slice.messages[ref]?.key ?? firstKeys[ref])
             case .chatCreated(let created):
                 let membership = slice.memberships[created.chat]
                 for user in created.members + Array(membership?.declaredMembers ?? []) + Array(membership?.inferredMembers ?? []) {
@@ -90,6 +97,15 @@ struct BatchPlan {
         return Self.ranges(candidates, in: slice)
     }
 
+    /// The value stored at a dictionary's entry, through `subscript(_:default:)`'s in-place access, which
+    /// stores the default when the key is absent: one lookup where reading, then writing, takes two.
+    private static func value<Value>(_ entry: inout Value) -> Value { entry }
+
+    /// Appends `key`, if any, to a list reached the same way (so an absent list is created either way).
+    private static func append(_ key: MessageKey?, to entry: inout [MessageKey]) {
+        if let key { entry.append(key) }
+    }
+
     /// For each (chat, user), the intervals between the read positions the user can reach: the stored one,
     /// then each of `candidates`' keys above it (in any order, repeats allowed), the last interval open to the
     /// chat's end. A pair with no keys gets the one interval a recount of it needs.
@@ -98,14 +114,18 @@ struct BatchPlan {
         for (pair, keys) in candidates {
             guard let newest = slice.newestMessage[pair.chat] else { continue }
             let stored = slice.readPositions[pair.chat]?[pair.user]
-            var bounds: [MessageKey?] = [stored]
-            for key in keys.filter({ key in stored.map { key > $0 } ?? true }).sorted() where bounds.last != key {
-                bounds.append(key)
-            }
-            for (index, lower) in bounds.enumerated() {
+            var above = keys.filter { key in stored.map { key > $0 } ?? true }
+            above.sort()
+            // Intervals chain from the stored position through each distinct key; none starts at or above
+            // the newest stored message, and the keys ascend, so the first that would ends the pair.
+            var lower = stored
+            for key in above where key != lower {
                 guard lower.map({ $0 < newest }) ?? true else { break }
-                let upper = index + 1 < bounds.count ? bounds[index + 1] : nil
-                ranges.append(StoredRange(chat: pair.chat, user: pair.user, after: lower, through: upper))
+                ranges.append(StoredRange(chat: pair.chat, user: pair.user, after: lower, through: key))
+                lower = key
+            }
+            if lower.map({ $0 < newest }) ?? true {
+                ranges.append(StoredRange(chat: pair.chat, user: pair.user, after: lower, through: nil))
             }
         }
         return ranges

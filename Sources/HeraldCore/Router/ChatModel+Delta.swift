@@ -7,12 +7,14 @@ extension ChatModel {
         delta.messages = newMessages
         membershipDelta(into: &delta)
         for (chat, positions) in currentPositions {
-            for (user, key) in positions where slice.readPositions[chat]?[user] != key {
+            let loaded = slice.readPositions[chat] ?? [:]
+            for (user, key) in positions where loaded[user] != key {
                 delta.readPositions.append(ReadPosition(user: user, chat: chat, key: key))
             }
         }
         for (message, readers) in currentPendingReads {
-            for (user, readAt) in readers where slice.pendingReads[message]?[user] != readAt {
+            let loaded = slice.pendingReads[message] ?? [:]
+            for (user, readAt) in readers where loaded[user] != readAt {
                 delta.pendingReadsAdded.append(PendingRead(message: message, user: user, readAt: readAt))
             }
         }

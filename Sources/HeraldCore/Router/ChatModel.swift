@@ -12,6 +12,8 @@ struct ChatModel {
     private(set) var newMessages: [NewMessage] = []
 
     private(set) var memberships: [ChatID: ChatMembership]
+    /// Each chat's effective members in order, kept until its membership changes.
+    private var orderedMembers: [ChatID: [UserID]] = [:]
     private(set) var currentPositions: [ChatID: [UserID: MessageKey]]
     private(set) var currentPendingReads: [MessageRef: [UserID: Timestamp]]
     private(set) var currentPresence: [ChatID: [UserID: Timestamp]]
@@ -37,9 +39,13 @@ struct ChatModel {
     /// Stores a message unless it is stored. Returns `false` for a duplicate.
     mutating func insert(_ message: MessageReceived, receivedAt: Timestamp) -> Bool {
         let ref = MessageRef(chat: message.chat, id: message.id)
-        guard messageKey(ref) == nil else { return false }
+        guard slice.messages[ref] == nil else { return false }
         let key = MessageKey(sentAt: message.sentAt, id: message.id)
-        batchKeys[ref] = key
+        // One lookup for the common case, a new message; a duplicate within the batch puts the first key back.
+        if let first = batchKeys.updateValue(key, forKey: ref) {
+            batchKeys[ref] = first
+            return false
+        }
         batchMessages[message.chat, default: BatchMessages()].insert(key, sender: message.sender)
         newMessages.append(NewMessage(message: message, receivedAt: receivedAt))
         return true
@@ -53,8 +59,10 @@ struct ChatModel {
 
     /// Senders other than `reader` of the messages in `(after, through]`.
     func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws(StateSliceError) -> Set<UserID> {
-        let stored = try ranges(chat: chat, user: reader).senders(after: after, through: through, newest: slice.newestMessage[chat])
-        return stored.union(batchMessages[chat]?.senders(after: after, through: through, excluding: reader) ?? [])
+        var senders: Set<UserID> = []
+        try ranges(chat: chat, user: reader).addSenders(after: after, through: through, newest: slice.newestMessage[chat], to: &senders)
+        batchMessages[chat]?.addSenders(after: after, through: through, excluding: reader, to: &senders)
+        return senders
     }
 
     /// A pair without ranges has none above its positions; asking below the chat's newest message
@@ -81,6 +89,15 @@ struct ChatModel {
             membership.inferredMembers.formUnion(users)
         }
         memberships[chat] = membership
+        orderedMembers[chat] = nil
+    }
+
+    /// A chat's effective members, sorted.
+    mutating func sortedMembers(of chat: ChatID) -> [UserID] {
+        if let ordered = orderedMembers[chat] { return ordered }
+        let ordered = membership(of: chat).effective.sorted()
+        orderedMembers[chat] = ordered
+        return ordered
     }
 
     // MARK: Read positions

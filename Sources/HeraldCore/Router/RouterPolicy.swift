@@ -18,10 +18,21 @@ public struct RouterPolicy: Sendable, Hashable {
 /// Which sinks receive which output kinds. Built from the configured sinks' `outputs`.
 public struct OutputRouting: Sendable, Hashable {
     /// Sink names per output kind.
-    public var sinks: [OutputKind: [String]]
+    public let sinks: [OutputKind: [String]]
+    // The same per kind, for ``sinks(for:)``: every output is routed, and hashing a kind hashes its name.
+    private let notificationSinks: [String]
+    private let liveMessageSinks: [String]
+    private let readReceiptSinks: [String]
+    private let badgeSinks: [String]
 
     /// Creates a routing table.
-    public init(sinks: [OutputKind: [String]] = [:]) { self.sinks = sinks }
+    public init(sinks: [OutputKind: [String]] = [:]) {
+        self.sinks = sinks
+        notificationSinks = sinks[.notification] ?? []
+        liveMessageSinks = sinks[.liveMessage] ?? []
+        readReceiptSinks = sinks[.readReceipt] ?? []
+        badgeSinks = sinks[.badge] ?? []
+    }
 
     /// Creates the table from each sink's accepted kinds.
     public init(sinkAccepts: [(name: String, accepts: Set<OutputKind>)]) {
@@ -29,9 +40,16 @@ public struct OutputRouting: Sendable, Hashable {
         for sink in sinkAccepts {
             for kind in OutputKind.allCases where sink.accepts.contains(kind) { table[kind, default: []].append(sink.name) }
         }
-        self.sinks = table
+        self.init(sinks: table)
     }
 
     /// The sinks for one output.
-    public func sinks(for output: Output) -> [String] { sinks[output.kind] ?? [] }
+    public func sinks(for output: Output) -> [String] {
+        switch output {
+        case .notification: notificationSinks
+        case .liveMessage: liveMessageSinks
+        case .readReceipt: readReceiptSinks
+        case .badge: badgeSinks
+        }
+    }
 }

@@ -29,20 +29,18 @@ struct StoredRanges {
         return intervals[start...].reduce(0) { $0 + $1.summary.count }
     }
 
-    /// Senders other than the user of stored messages in `(after, through]`.
-    func senders(after: MessageKey?, through: MessageKey, newest: MessageKey?) throws(StateSliceError) -> Set<UserID> {
-        guard let newest, after.map({ $0 < newest }) ?? true else { return [] }
+    /// Adds to `senders` the senders other than the user of stored messages in `(after, through]`.
+    func addSenders(after: MessageKey?, through: MessageKey, newest: MessageKey?, to senders: inout Set<UserID>) throws(StateSliceError) {
+        guard let newest, after.map({ $0 < newest }) ?? true else { return }
         guard var index = intervals.firstIndex(where: { $0.after == after }) else {
             throw StateSliceError("no stored range starts at \(String(describing: after))")
         }
-        var senders: Set<UserID> = []
         while index < intervals.count {
             let interval = intervals[index]
             guard let upper = interval.through, upper <= through else { break }
             senders.formUnion(interval.summary.senders)
             index += 1
         }
-        return senders
     }
 
     /// `nil` is the lowest bound.
