@@ -10,7 +10,7 @@ message, the instructions inside `EventPayloadDecoder.decode` (normalising one J
 Instructions are not time (cache misses, system calls and the disk are not in them), so measure the
 result with `make bench` as well.
 
-Usage: Tests/Tools/count_instructions.py [HERALD_BENCH] [--messages N] [--batch N] [--top K]
+Usage: Tests/Tools/count_instructions.py [HERALD_BENCH] [--messages N] [--batch N] [--members N] [--top K]
 """
 
 import argparse
@@ -33,6 +33,7 @@ def main() -> int:
     parser.add_argument("bench", nargs="?", default=".build/release/herald-bench")
     parser.add_argument("--messages", type=int, default=20000)
     parser.add_argument("--batch", type=int, default=3000)
+    parser.add_argument("--members", type=int, default=2, help="members per chat (2: direct chats; 5: groups of 4 recipients)")
     parser.add_argument("--top", type=int, default=15, help="heaviest functions to list (by own instructions)")
     options = parser.parse_args()
     for tool in ("valgrind", "callgrind_annotate", "objcopy"):
@@ -48,9 +49,11 @@ def main() -> int:
         binary = os.path.join(work, "herald-bench")
         subprocess.run(["objcopy", "--strip-debug", options.bench, binary], check=True)
         output = os.path.join(work, "callgrind.out")
-        print(f"… callgrind over {options.messages} messages in batches of {options.batch} (about a minute)", flush=True)
+        print(f"… callgrind over {options.messages} messages in batches of {options.batch}, {options.members} members a chat "
+              "(about a minute)", flush=True)
         run = subprocess.run(["valgrind", "--tool=callgrind", f"--callgrind-out-file={output}", binary,
-                              "--router-only", "--messages", str(options.messages), "--batch", str(options.batch)],
+                              "--router-only", "--messages", str(options.messages), "--batch", str(options.batch),
+                              "--members", str(options.members)],
                              capture_output=True, text=True)
         if run.returncode != 0:
             print(run.stdout + run.stderr, file=sys.stderr)
