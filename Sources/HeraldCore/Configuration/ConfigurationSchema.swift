@@ -10,7 +10,7 @@ public enum ConfigurationSchema {
         "store": [
             AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode); its folder is created"),
             AdapterOption("durability", .choice(["full", "normal"]), default: "full", "SQLite: full syncs every commit (survives power loss); normal survives a killed process but may lose the last commits on power loss"),
-            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats"),
+            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats: each MiB is the process's own memory, and a commit whose chats' index pages do not fit reads them again"),
             AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&application_name=…&connect_timeout=SECONDS] selects PostgreSQL instead of path; never a password here. HOST1:PORT1,HOST2:PORT2 lists a primary and its standbys: Herald writes to whichever accepts writes. TLS is verify-full unless every host is loopback"),
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password; read again for each new connection, so a rotated password needs no restart"),
             AdapterOption("schema", .string, "PostgreSQL: the schema of Herald's tables (a lower-case identifier; created by the first migration if missing); default: the server's search_path, usually public"),
