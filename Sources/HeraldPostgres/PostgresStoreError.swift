@@ -40,7 +40,7 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
             "role \(role) lacks privileges Herald needs: \(missing.joined(separator: "; ")); grant them as the schema's owner (docs/store.md#roles)"
         case .statement(let detail): "PostgreSQL statement failed: \(detail)"
         case .noAnswer(let limit):
-            "PostgreSQL did not answer within \(limit.components.seconds) s (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
+            "PostgreSQL did not answer within \(limit < .seconds(1) ? "\(limit.components.attoseconds / 1_000_000_000_000_000) ms" : "\(limit.components.seconds) s") (store.statement_timeout_s and a grace period); the connection was closed and is opened again"
         }
     }
 

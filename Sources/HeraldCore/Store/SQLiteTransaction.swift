@@ -77,17 +77,33 @@ struct SQLiteTransaction: ChatTransaction {
 
     func loadUnread(users: Set<UserID>) throws -> [UserID: [ChatID: Int]] {
         var counters: [UserID: [ChatID: Int]] = [:]
+        counters.reserveCapacity(users.count)
         for user in users { counters[user] = [:] }
+        // The rows come user by user (the join walks the array, then the user's counters), so each user's
+        // counters are gathered apart and stored with one lookup.
+        var user: UserID?
+        var chats: [ChatID: Int] = [:]
+        func store() {
+            if let user, !chats.isEmpty { counters[user] = chats }
+        }
         try each("SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value",
                  Self.jsonArray(users.map(\.rawValue))) { row in
-            counters[UserID(row[0] as String), default: [:]][ChatID(row[1] as String)] = row[2]
+            let rowUser: String = row[0]
+            if rowUser != user?.rawValue {
+                store()
+                let next = UserID(rowUser)
+                user = next
+                chats = counters[next] ?? [:]
+            }
+            chats[ChatID(row[1] as String)] = row[2]
         }
+        store()
         return counters
     }
 
     func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary] {
-        var summaries: [StoredRange: StoredRangeSummary] = [:]
-        for range in ranges { summaries[range] = StoredRangeSummary() }
+        // Rows name their range by its place in `ranges`; the summaries go into the dictionary once, at the end.
+        var gathered = [StoredRangeSummary](repeating: StoredRangeSummary(), count: ranges.count)
         try queryInChunks(of: 7, count: ranges.count, {
             """
             SELECT k.column1, m.sender, count(*) FROM (VALUES \($0)) k CROSS JOIN messages m
@@ -105,10 +121,13 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(range.upperBound.sentAt)
             try binder.bind(range.upperBound.id)
         }) { row in
-            let range = ranges[row[0] as Int]
-            summaries[range]?.count += row[2] as Int
-            summaries[range]?.senders.insert(UserID(row[1] as String))
+            let index: Int = row[0]
+            gathered[index].count += row[2] as Int
+            gathered[index].senders.insert(UserID(row[1] as String))
         }
+        var summaries: [StoredRange: StoredRangeSummary] = [:]
+        summaries.reserveCapacity(ranges.count)
+        for (range, summary) in zip(ranges, gathered) { summaries[range] = summary }
         return summaries
     }
 
