@@ -18,17 +18,18 @@ extension BatchApplier {
             joining.append(user)
         }
         if !joining.isEmpty || membership.declared == nil { model.addMembers(joining, to: chat, declared: false) }
-        var recount: Set<UserID> = membership.declared == true ? [] : Set(joining)
+        // The users to recount, each once (a handful: an array, see `settleUnread`).
+        var recount: [UserID] = membership.declared == true ? [] : joining
 
         // Reads that arrived before this message now resolve; the sender has read up to it.
         var outputs: [Output] = []
         for pending in model.takePendingReads(MessageRef(chat: chat, id: message.id)) {
             outputs += try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt) ?? []
-            recount.insert(pending.user)
+            if !recount.contains(pending.user) { recount.append(pending.user) }
         }
         if let receipts = try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt) {
             outputs += receipts
-            recount.insert(message.sender)
+            if !recount.contains(message.sender) { recount.append(message.sender) }
         }
         var changed = try settleUnread(recount, in: chat)
 
@@ -40,7 +41,7 @@ extension BatchApplier {
             unreadFor.append(user)
             if !recount.contains(user) {
                 try model.incrementUnread(user: user, chat: chat)
-                changed.insert(user)
+                changed.append(user)
             }
         }
 

@@ -27,16 +27,17 @@ struct BatchApplier {
         }
     }
 
-    /// Recounts unread for `users` in `chat` (0 for non-members).
-    /// - Returns: the users whose count changed.
-    mutating func settleUnread(_ users: Set<UserID>, in chat: ChatID) throws(StateSliceError) -> Set<UserID> {
+    /// Recounts unread for `users` (each named once) in `chat` (0 for non-members).
+    /// - Returns: the users whose count changed, in the order given. An event names a handful of users,
+    ///   so the lists it passes are arrays: a set would hash each user and allocate for every message.
+    mutating func settleUnread(_ users: some Collection<UserID>, in chat: ChatID) throws(StateSliceError) -> [UserID] {
         guard !users.isEmpty else { return [] }
         let members = model.membership(of: chat).effective
-        var changed: Set<UserID> = []
+        var changed: [UserID] = []
         for user in users {
             let target = members.contains(user)
                 ? try model.countUnread(user: user, chat: chat, after: model.readPosition(user: user, chat: chat)) : 0
-            if try model.setUnread(user: user, chat: chat, to: target) { changed.insert(user) }
+            if try model.setUnread(user: user, chat: chat, to: target) { changed.append(user) }
         }
         return changed
     }
