@@ -1,3 +1,4 @@
+import HeraldPluginAPI
 import NIOCore
 import PostgresNIO
 
@@ -7,12 +8,24 @@ import PostgresNIO
 /// 50,000 of them, and the copies held in between were the second largest part of the heap's peak.
 struct ByteaArray<Elements: Collection>: PostgresNonThrowingEncodable {
     let elements: Elements
-    let bytes: (Elements.Element) -> [UInt8]
+    /// Writes one element's bytes at the end of the buffer.
+    let write: (Elements.Element, inout ByteBuffer) -> Void
 
     /// The array of `bytes(element)` for each of `elements`, in order.
     init(_ elements: Elements, _ bytes: @escaping (Elements.Element) -> [UInt8]) {
         self.elements = elements
-        self.bytes = bytes
+        write = { element, buffer in buffer.writeBytes(bytes(element)) }
+    }
+
+    /// The array of the outputs' wire documents, each written straight into the statement.
+    init(outputs elements: Elements, _ output: @escaping (Elements.Element) -> Output) {
+        self.elements = elements
+        write = { element, buffer in
+            let value = output(element)
+            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: OutputWireFormat.encodedSizeBound(value)) {
+                OutputWireFormat.encode(value, into: $0)
+            }
+        }
     }
 
     static var psqlType: PostgresDataType { .byteaArray }
@@ -28,9 +41,12 @@ struct ByteaArray<Elements: Collection>: PostgresNonThrowingEncodable {
         buffer.writeInteger(Int32(elements.count))
         buffer.writeInteger(1, as: Int32.self)
         for element in elements {
-            let value = bytes(element)
-            buffer.writeInteger(Int32(value.count))
-            buffer.writeBytes(value)
+            // The length goes before the bytes; it is known once they are written.
+            let lengthAt = buffer.writerIndex
+            buffer.writeInteger(0, as: Int32.self)
+            let start = buffer.writerIndex
+            write(element, &buffer)
+            buffer.setInteger(Int32(buffer.writerIndex - start), at: lengthAt)
         }
     }
 }

@@ -41,7 +41,7 @@ extension PostgresTransaction {
                 \(focused.map { $0.until?.milliseconds ?? 0 })::int8[],
                 \(unfocused.map(\.chat.rawValue))::text[], \(unfocused.map(\.user.rawValue))::text[],
                 \(outbox.map(\.sink))::text[], \(outbox.map(\.recipient.rawValue))::text[], \(outbox.map(\.kind.rawValue))::text[],
-                \(ByteaArray(outbox) { $0.payload })::bytea[], \(outbox.map(\.createdAt.milliseconds))::int8[],
+                \(ByteaArray(outputs: outbox) { $0.output })::bytea[], \(outbox.map(\.createdAt.milliseconds))::int8[],
                 \(letters.map(\.provenance.adapter))::text[], \(letters.map(\.provenance.origin))::text[],
                 \(letters.map(\.rejection.reason.rawValue))::text[], \(letters.map(\.rejection.detail))::text[],
                 \(ByteaArray(letters) { $0.raw })::bytea[], \(letters.map(\.provenance.rawSize))::int4[],

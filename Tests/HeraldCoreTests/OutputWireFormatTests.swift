@@ -31,4 +31,32 @@ struct OutputWireFormatTests {
             #expect(try OutputWireFormat.decode(kind: .badge, recipient: "bob", payload: bytes) == badge)
         }
     }
+
+    /// Every kind of output carrying `text` wherever text goes.
+    static func outputs(carrying text: String) -> [Output] {
+        let user = UserID(text.isEmpty ? "u" : text)
+        return [
+            .notification(InAppNotification(recipient: user, chat: ChatID(text + "c"), messageID: MessageID(text + "m"), sender: "alice",
+                                            preview: text, badgeTotal: -1234567)),
+            .liveMessage(LiveMessage(recipient: user, message: MessageReceived(
+                chat: "c1", id: MessageID(text + "m"), sender: UserID(text + "s"), recipients: [user, UserID(text + "2")], body: text,
+                sentAt: Timestamp(milliseconds: Int64.max)))),
+            .readReceipt(ReadReceipt(recipient: user, chat: ChatID(text + "c"), upTo: MessageID(text + "m"), reader: UserID(text + "r"),
+                                     readAt: Timestamp(milliseconds: Int64.min))),
+            .badge(BadgeUpdate(recipient: user, unread: Int.min, chats: [text: Int.max, text + "x": 0])),
+        ]
+    }
+
+    @Test("a store's buffer of the measured size takes the same document as the array", arguments: awkwardTexts)
+    func writingIntoMeasuredSpace(text: String) throws {
+        for output in Self.outputs(carrying: text) {
+            let bound = OutputWireFormat.encodedSizeBound(output)
+            let buffer = UnsafeMutableRawBufferPointer.allocate(byteCount: bound, alignment: 1)
+            defer { buffer.deallocate() }
+            let written = OutputWireFormat.encode(output, into: buffer)
+            #expect(written <= bound)
+            #expect(Array(buffer[..<written]) == OutputWireFormat.encode(output))
+            #expect(try JSONSerialization.jsonObject(with: Data(buffer[..<written])) is [String: Any], "\(output)")
+        }
+    }
 }

@@ -41,6 +41,20 @@ final class BindingArena {
         return UnsafeRawPointer(target)
     }
 
+    /// Lets `write` fill up to `maximum` bytes in the arena and keeps the bytes it says it wrote.
+    /// - Returns: where they are and how many, or `nil` for none.
+    func keep(upTo maximum: Int, _ write: (UnsafeMutableRawBufferPointer) -> Int) -> (start: UnsafeRawPointer, count: Int)? {
+        guard maximum > 0 else { return nil }
+        if current.block >= blocks.count || blocks[current.block].size - current.used < maximum {
+            moveToBlock(holding: maximum)
+        }
+        let target = blocks[current.block].start + current.used
+        let written = write(UnsafeMutableRawBufferPointer(start: target, count: maximum))
+        precondition((0...maximum).contains(written), "wrote past the space it was given")
+        current.used += written
+        return written == 0 ? nil : (UnsafeRawPointer(target), written)
+    }
+
     /// Makes the current block one after the current that holds `count` bytes, reusing the next block when
     /// it is large enough.
     private func moveToBlock(holding count: Int) {

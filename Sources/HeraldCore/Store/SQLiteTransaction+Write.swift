@@ -180,7 +180,7 @@ extension SQLiteTransaction {
             try binder.bind(row.sink)
             try binder.bind(row.recipient.rawValue)
             try binder.bind(row.kind.rawValue)
-            try binder.bind(row.payload)
+            try binder.bind(encoding: row.output)
             try binder.bind(row.createdAt.milliseconds)
         }
         // Rows per sink; sinks are few, so a scan beats hashing a name for every row.

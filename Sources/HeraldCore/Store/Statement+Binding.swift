@@ -1,5 +1,6 @@
 import GRDB
 import GRDBSQLite
+import HeraldPluginAPI
 
 extension Statement {
     /// Executes the statement after `bind` has bound its parameters in order, keeping text and bytes in `arena`.
@@ -68,6 +69,13 @@ struct StatementBinder {
             return try check(sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0))
         }
         try check(sqlite3_bind_blob(statement.sqliteStatement, index, start, CInt(bytes.count), nil))
+    }
+
+    /// Binds the next parameter to an output's wire document, as a blob, written straight into the arena.
+    mutating func bind(encoding output: Output) throws {
+        let kept = arena.keep(upTo: OutputWireFormat.encodedSizeBound(output)) { OutputWireFormat.encode(output, into: $0) }
+        guard let kept else { return try check(sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0)) }
+        try check(sqlite3_bind_blob(statement.sqliteStatement, index, kept.start, CInt(kept.count), nil))
     }
 
     /// SQLite copies the value before the call returns (`SQLITE_TRANSIENT`, which C spells as -1).

@@ -8,7 +8,15 @@
 public enum EventWireFormat {
     /// The event as one compact JSON object: `type` and `chat` first, then the event's own fields.
     public static func encode(_ event: ChatEvent) -> [UInt8] {
-        var writer = JSONObjectWriter()
+        EventDocument(event: event).encoded
+    }
+}
+
+/// An event's fields: `type` and `chat` first, then the event's own.
+private struct EventDocument: JSONObjectDocument {
+    let event: ChatEvent
+
+    func fields<Fields: JSONFields>(into writer: inout Fields) {
         writer.field("type", event.kind.rawValue)
         writer.field("chat", event.chat.rawValue)
         switch event {
@@ -27,6 +35,5 @@ public enum EventWireFormat {
         case .chatOpened(let focus), .chatClosed(let focus):
             writer.field("user", focus.user.rawValue)
         }
-        return writer.finish()
     }
 }
