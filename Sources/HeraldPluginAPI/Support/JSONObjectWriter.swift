@@ -117,7 +117,8 @@ struct JSONObjectWriter: JSONFields {
         write(UInt8(ascii: "}"))
     }
 
-    /// Closes the object. - Returns: the bytes written.
+    /// Closes the object.
+    /// - Returns: the bytes written.
     mutating func finish() -> Int {
         write(UInt8(ascii: "}"))
         return count
