@@ -31,14 +31,10 @@ final class BindingArena {
 
     /// Copies `bytes` into the arena and returns where the copy is, or `nil` for no bytes.
     func keep(_ bytes: UnsafeRawBufferPointer) -> UnsafeRawPointer? {
-        guard let source = bytes.baseAddress, !bytes.isEmpty else { return nil }
-        if current.block >= blocks.count || blocks[current.block].size - current.used < bytes.count {
-            moveToBlock(holding: bytes.count)
-        }
-        let target = blocks[current.block].start + current.used
-        target.copyMemory(from: source, byteCount: bytes.count)
-        current.used += bytes.count
-        return UnsafeRawPointer(target)
+        keep(upTo: bytes.count) { target in
+            target.copyMemory(from: bytes)
+            return bytes.count
+        }?.start
     }
 
     /// Lets `write` fill up to `maximum` bytes in the arena and keeps the bytes it says it wrote.
