@@ -92,6 +92,9 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
             if let channel = error.underlying as? ChannelError, case .connectTimeout(let limit) = channel {
                 return "no answer within \(limit.nanoseconds / 1_000_000_000) s (connect_timeout)"
             }
+            // A connection closed for a reason PostgresNIO wraps again (the server's own error, say, when it
+            // ended an idle transaction): that reason's words, not the wrapper's generic text.
+            if let inner = error.underlying as? PSQLError { return "\(error.code): \(describe(inner))" }
             // A refused or broken connection: the socket's own words say more than the code.
             if let underlying = error.underlying { return "\(error.code): \(underlying)" }
             return "\(error.code)"
