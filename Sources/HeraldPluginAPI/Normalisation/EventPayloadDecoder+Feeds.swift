@@ -6,10 +6,10 @@ extension EventPayloadDecoder {
     public func decodeFeedEvent(document: JSONValue, as kind: PayloadKind = .fromPayload,
                                 receivedAt: Timestamp) -> Result<ChatEvent, Rejection> {
         var bindings = PayloadBindings()
-        if case .string(let user)? = document.value(at: pointers.user) {
+        if case .string(let user)? = document.value(at: pointers[.user]) {
             // The feed's user is an identifier like any other and gets the same checks.
             do throws(Rejection) {
-                try PayloadReader.checkIdentifier(user, field: "user", pointer: pointers.user.text)
+                try PayloadReader.checkIdentifier(user, field: "user", pointer: pointers[.user].text)
             } catch {
                 return .failure(error)
             }

@@ -54,12 +54,22 @@ public struct EventPayloadDecoder: Sendable {
             } catch {
                 throw Rejection(.invalidUTF8, "payload is not valid UTF-8")
             }
-            let document: JSONValue
-            switch JSONValue.parse(payload) {
-            case .success(let value): document = value
-            case .failure(let error): throw Rejection(.malformedJSON, "payload is not valid JSON: \(error.message) at byte \(error.offset)")
+            // An object (every event is one) is read in one pass that keeps only the mapped fields' values;
+            // anything else is parsed whole, for the error that names what it is.
+            guard Self.startsWithObject(payload) else {
+                switch JSONValue.parse(payload) {
+                case .success(let document): return decode(document: document, as: kind, bindings: bindings, receivedAt: receivedAt)
+                case .failure(let error): throw Self.malformed(error.message, at: error.offset)
+                }
             }
-            return decode(document: document, as: kind, bindings: bindings, receivedAt: receivedAt)
+            let values: [JSONValue?]
+            do {
+                values = try JSONParser.capture(payload, pointers.tree)
+            } catch {
+                throw Self.malformed(error.message, at: error.offset)
+            }
+            let reader = PayloadReader(fields: .captured(values), pointers: pointers, timeFormat: timeFormat)
+            return .success(try event(from: reader, kind: kind, bindings: bindings, receivedAt: receivedAt))
         } catch {
             return .failure(error)
         }
@@ -72,7 +82,7 @@ public struct EventPayloadDecoder: Sendable {
             guard case .object = document else {
                 throw Rejection(.malformedJSON, "payload must be a JSON object, found \(document.typeName)")
             }
-            let reader = PayloadReader(document: document, pointers: pointers, timeFormat: timeFormat)
+            let reader = PayloadReader(fields: .document(document), pointers: pointers, timeFormat: timeFormat)
             return .success(try event(from: reader, kind: kind, bindings: bindings, receivedAt: receivedAt))
         } catch {
             return .failure(error)
@@ -81,10 +91,10 @@ public struct EventPayloadDecoder: Sendable {
 
     private func event(from reader: PayloadReader, kind: PayloadKind, bindings: PayloadBindings,
                        receivedAt: Timestamp) throws(Rejection) -> ChatEvent {
-        let chat = try reader.boundIdentifier(reader.pointers.chat, bound: bindings.chat?.rawValue, field: "chat")
+        let chat = try reader.boundIdentifier(.chat, bound: bindings.chat?.rawValue)
         switch kind {
         case .fromPayload:
-            let name = try reader.string(reader.pointers.type, field: "type")
+            let name = try reader.string(.type)
             let resolved: PayloadKind? = switch name {
             case "message.received": .messageReceived
             case "messages.read": .messagesRead
@@ -96,27 +106,26 @@ public struct EventPayloadDecoder: Sendable {
             guard let resolved else { throw Rejection(.unknownEventKind, "unknown event type \"\(name)\"") }
             return try event(from: reader, kind: resolved, bindings: bindings, receivedAt: receivedAt)
         case .messageReceived:
-            let sender = try reader.boundIdentifier(reader.pointers.from, bound: bindings.user?.rawValue, field: "from")
-            let recipients = try reader.optionalIdentifiers(reader.pointers.to, field: "to")
+            let sender = try reader.boundIdentifier(.from, bound: bindings.user?.rawValue)
+            let recipients = try reader.optionalIdentifiers(.to)
             return .messageReceived(MessageReceived(
-                chat: ChatID(chat), id: MessageID(try reader.identifier(reader.pointers.id, field: "id")),
+                chat: ChatID(chat), id: MessageID(try reader.identifier(.id)),
                 sender: UserID(sender), recipients: recipients.map { $0.map { UserID($0) } },
-                body: try reader.string(reader.pointers.body, field: "body"),
-                sentAt: try reader.time(reader.pointers.sentAt, field: "sent_at")))
+                body: try reader.string(.body), sentAt: try reader.time(.sentAt)))
         case .messagesRead:
             let reader_ = try actingUser(reader, bindings: bindings)
-            let readAt = try reader.optionalTime(reader.pointers.readAt, field: "read_at") ?? receivedAt
+            let readAt = try reader.optionalTime(.readAt) ?? receivedAt
             return .messagesRead(MessagesRead(
                 reader: reader_, chat: ChatID(chat),
-                upTo: MessageID(try reader.identifier(reader.pointers.upTo, field: "up_to")), readAt: readAt))
+                upTo: MessageID(try reader.identifier(.upTo)), readAt: readAt))
         case .chatCreated:
-            let members = try reader.optionalIdentifiers(reader.pointers.members, field: "members")
+            let members = try reader.optionalIdentifiers(.members)
             guard let members, !members.isEmpty else {
-                throw Rejection(.missingField, "field members (\(reader.pointers.members)) must list at least one user")
+                throw Rejection(.missingField, "field members (\(reader.pointers[.members])) must list at least one user")
             }
             return .chatCreated(ChatCreated(chat: ChatID(chat), members: members.map { UserID($0) }))
         case .chatPresence:
-            let state = try reader.string(reader.pointers.state, field: "state")
+            let state = try reader.string(.state)
             switch state {
             case "open": return try event(from: reader, kind: .chatOpened, bindings: bindings, receivedAt: receivedAt)
             case "closed": return try event(from: reader, kind: .chatClosed, bindings: bindings, receivedAt: receivedAt)
@@ -129,13 +138,22 @@ public struct EventPayloadDecoder: Sendable {
         }
     }
 
+    /// Whether the first byte after any whitespace opens an object.
+    private static func startsWithObject(_ payload: [UInt8]) -> Bool {
+        payload.first { $0 != 0x20 && $0 != 0x0A && $0 != 0x0D && $0 != 0x09 } == UInt8(ascii: "{")
+    }
+
+    private static func malformed(_ message: String, at offset: Int) -> Rejection {
+        Rejection(.malformedJSON, "payload is not valid JSON: \(message) at byte \(offset)")
+    }
+
     /// The user of a client event: always the bound (topic) user; a payload naming another is refused.
     private func actingUser(_ reader: PayloadReader, bindings: PayloadBindings) throws(Rejection) -> UserID {
         guard let bound = bindings.user else {
             throw Rejection(.identityMismatch, "client events need the acting user from the topic; none is bound")
         }
-        let pointer = reader.pointers.user
-        if let claimed = reader.document.value(at: pointer), claimed != .string(bound.rawValue) {
+        let pointer = reader.pointers[.user]
+        if let claimed = reader.value(.user), claimed != .string(bound.rawValue) {
             throw Rejection(.identityMismatch, "payload names user \(claimed.shortText) at \(pointer) but the topic is for \"\(bound)\"")
         }
         return bound

@@ -1,31 +1,58 @@
-/// A ``FieldMapping`` with Herald's defaults filled in and every pointer parsed once, for the decoder's
-/// per-payload lookups.
+/// A payload field the decoder reads.
+enum PayloadField: Int, CaseIterable, Sendable {
+    case id, from, to, body, sentAt, chat, upTo, readAt, members, state, type, user
+
+    /// The field's name, as messages and the configuration's `mapping` keys spell it.
+    var name: String {
+        switch self {
+        case .id: "id"
+        case .from: "from"
+        case .to: "to"
+        case .body: "body"
+        case .sentAt: "sent_at"
+        case .chat: "chat"
+        case .upTo: "up_to"
+        case .readAt: "read_at"
+        case .members: "members"
+        case .state: "state"
+        case .type: "type"
+        case .user: "user"
+        }
+    }
+
+    /// The pointer `mapping` sets for this field, if any.
+    func configured(in mapping: FieldMapping) -> String? {
+        switch self {
+        case .id: mapping.id
+        case .from: mapping.from
+        case .to: mapping.to
+        case .body: mapping.body
+        case .sentAt: mapping.sentAt
+        case .chat: mapping.chat
+        case .upTo: mapping.upTo
+        case .readAt: mapping.readAt
+        case .members: mapping.members
+        case .state: mapping.state
+        case .type: mapping.type
+        case .user: mapping.user
+        }
+    }
+}
+
+/// A ``FieldMapping`` with Herald's defaults filled in (`/` and the field's name) and every pointer
+/// parsed once, for the decoder's per-payload lookups; and the same pointers as a ``PointerTree``, so a
+/// payload is read in one pass that keeps only the values they name.
 struct FieldPointers: Sendable {
-    let id: JSONPointer
-    let from: JSONPointer
-    let to: JSONPointer
-    let body: JSONPointer
-    let sentAt: JSONPointer
-    let chat: JSONPointer
-    let upTo: JSONPointer
-    let readAt: JSONPointer
-    let members: JSONPointer
-    let state: JSONPointer
-    let type: JSONPointer
-    let user: JSONPointer
+    /// One pointer per field, in ``PayloadField`` order.
+    private let pointers: [JSONPointer]
+    /// The pointers merged by their common prefixes; a field's slot is its `rawValue`.
+    let tree: PointerTree
 
     init(_ mapping: FieldMapping) {
-        id = JSONPointer(mapping.id ?? "/id")
-        from = JSONPointer(mapping.from ?? "/from")
-        to = JSONPointer(mapping.to ?? "/to")
-        body = JSONPointer(mapping.body ?? "/body")
-        sentAt = JSONPointer(mapping.sentAt ?? "/sent_at")
-        chat = JSONPointer(mapping.chat ?? "/chat")
-        upTo = JSONPointer(mapping.upTo ?? "/up_to")
-        readAt = JSONPointer(mapping.readAt ?? "/read_at")
-        members = JSONPointer(mapping.members ?? "/members")
-        state = JSONPointer(mapping.state ?? "/state")
-        type = JSONPointer(mapping.type ?? "/type")
-        user = JSONPointer(mapping.user ?? "/user")
+        pointers = PayloadField.allCases.map { JSONPointer($0.configured(in: mapping) ?? "/\($0.name)") }
+        tree = PointerTree(pointers)
     }
+
+    /// The pointer of `field`.
+    subscript(field: PayloadField) -> JSONPointer { pointers[field.rawValue] }
 }

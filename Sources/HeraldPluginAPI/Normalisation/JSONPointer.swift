@@ -32,8 +32,13 @@ extension JSONValue {
     /// - Returns: the value, or `nil` when any step is missing.
     public func value(at pointer: JSONPointer) -> JSONValue? {
         guard pointer.isPointer else { return nil }
+        return value(tokens: pointer.tokens[...])
+    }
+
+    /// Resolves a pointer's reference tokens, from this value down.
+    func value(tokens: ArraySlice<String>) -> JSONValue? {
         var current = self
-        for token in pointer.tokens {
+        for token in tokens {
             switch current {
             case .object(let members):
                 guard let next = members[token] else { return nil }

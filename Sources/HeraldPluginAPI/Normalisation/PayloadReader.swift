@@ -1,28 +1,44 @@
 import Foundation
 
-/// Typed field access over a parsed payload, producing ``Rejection``s that name the field and pointer.
+/// Typed field access over a payload, producing ``Rejection``s that name the field and pointer.
 struct PayloadReader {
-    let document: JSONValue
+    /// Where the fields' values come from.
+    enum Fields {
+        /// A parsed document, read through the pointers.
+        case document(JSONValue)
+        /// The values read in one pass (``JSONParser/capture(_:_:)``), by ``PayloadField``.
+        case captured([JSONValue?])
+    }
+
+    let fields: Fields
     let pointers: FieldPointers
     let timeFormat: TimeFormat
 
-    func string(_ pointer: JSONPointer, field: String) throws(Rejection) -> String {
-        switch document.value(at: pointer) {
+    /// The value of `field`, `nil` when the payload has none.
+    func value(_ field: PayloadField) -> JSONValue? {
+        switch fields {
+        case .document(let document): document.value(at: pointers[field])
+        case .captured(let values): values[field.rawValue]
+        }
+    }
+
+    func string(_ field: PayloadField) throws(Rejection) -> String {
+        switch value(field) {
         case .string(let value): return value
-        case nil, .null?: throw Rejection(.missingField, "field \(field) (\(pointer.text)) is missing")
-        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected a string, found \(other.typeName)")
+        case nil, .null?: throw Rejection(.missingField, "field \(field.name) (\(pointers[field].text)) is missing")
+        case let other?: throw Rejection(.invalidField, "field \(field.name) (\(pointers[field].text)): expected a string, found \(other.typeName)")
         }
     }
 
     /// An identifier: a non-empty string without `/`, `+`, `#` or NUL (they would break topic ACLs),
     /// or an integer.
-    func identifier(_ pointer: JSONPointer, field: String) throws(Rejection) -> String {
+    func identifier(_ field: PayloadField) throws(Rejection) -> String {
         let text: String
-        switch document.value(at: pointer) {
+        switch value(field) {
         case .number(let value) where value == value.rounded() && abs(value) < 1e15: text = String(Int64(value))
-        default: text = try string(pointer, field: field)
+        default: text = try string(field)
         }
-        try Self.checkIdentifier(text, field: field, pointer: pointer.text)
+        try Self.checkIdentifier(text, field: field.name, pointer: pointers[field].text)
         return text
     }
 
@@ -37,28 +53,29 @@ struct PayloadReader {
     }
 
     /// An identifier the topic may already bind. With a binding, the payload may repeat it but not differ.
-    func boundIdentifier(_ pointer: JSONPointer, bound: String?, field: String) throws(Rejection) -> String {
-        guard let bound else { return try identifier(pointer, field: field) }
-        if let claimed = document.value(at: pointer), claimed != .string(bound) {
-            throw Rejection(.identityMismatch, "payload names \(field) \(claimed.shortText) but the topic says \"\(bound)\"")
+    func boundIdentifier(_ field: PayloadField, bound: String?) throws(Rejection) -> String {
+        guard let bound else { return try identifier(field) }
+        if let claimed = value(field), claimed != .string(bound) {
+            throw Rejection(.identityMismatch, "payload names \(field.name) \(claimed.shortText) but the topic says \"\(bound)\"")
         }
         return bound
     }
 
-    func optionalIdentifiers(_ pointer: JSONPointer, field: String) throws(Rejection) -> [String]? {
-        switch document.value(at: pointer) {
+    func optionalIdentifiers(_ field: PayloadField) throws(Rejection) -> [String]? {
+        let pointer = pointers[field]
+        switch value(field) {
         case nil, .null?: return nil
         case .array(let items)?:
             var result: [String] = []
             for (index, item) in items.enumerated() {
                 guard case .string(let text) = item else {
-                    throw Rejection(.invalidField, "field \(field) (\(pointer.text)/\(index)): expected a string, found \(item.typeName)")
+                    throw Rejection(.invalidField, "field \(field.name) (\(pointer.text)/\(index)): expected a string, found \(item.typeName)")
                 }
-                try Self.checkIdentifier(text, field: field, pointer: "\(pointer.text)/\(index)")
+                try Self.checkIdentifier(text, field: field.name, pointer: "\(pointer.text)/\(index)")
                 result.append(text)
             }
             return result
-        case let other?: throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected an array, found \(other.typeName)")
+        case let other?: throw Rejection(.invalidField, "field \(field.name) (\(pointer.text)): expected an array, found \(other.typeName)")
         }
     }
 
@@ -69,15 +86,16 @@ struct PayloadReader {
         return Timestamp(milliseconds: Int64(milliseconds.rounded()))
     }
 
-    func time(_ pointer: JSONPointer, field: String) throws(Rejection) -> Timestamp {
-        guard let value = try optionalTime(pointer, field: field) else {
-            throw Rejection(.missingField, "field \(field) (\(pointer.text)) is missing")
+    func time(_ field: PayloadField) throws(Rejection) -> Timestamp {
+        guard let value = try optionalTime(field) else {
+            throw Rejection(.missingField, "field \(field.name) (\(pointers[field].text)) is missing")
         }
         return value
     }
 
-    func optionalTime(_ pointer: JSONPointer, field: String) throws(Rejection) -> Timestamp? {
-        switch document.value(at: pointer) {
+    func optionalTime(_ field: PayloadField) throws(Rejection) -> Timestamp? {
+        let (pointer, name) = (pointers[field], field.name)
+        switch value(field) {
         case nil, .null?: return nil
         case .number(let value)?:
             let milliseconds = switch timeFormat {
@@ -86,19 +104,19 @@ struct PayloadReader {
             default: value > 1e11 ? value : value * 1000
             }
             guard timeFormat != .rfc3339, let time = Self.timestamp(milliseconds) else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \(value) is not a valid time")
+                throw Rejection(.invalidField, "field \(name) (\(pointer.text)): \(value) is not a valid time")
             }
             return time
         case .string(let text)? where timeFormat == .auto || timeFormat == .rfc3339:
             guard let date = RFC3339.parse(text) else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \"\(text.prefix(40))\" is not an RFC 3339 time")
+                throw Rejection(.invalidField, "field \(name) (\(pointer.text)): \"\(text.prefix(40))\" is not an RFC 3339 time")
             }
             guard let time = Self.timestamp(date.timeIntervalSince1970 * 1000) else {
-                throw Rejection(.invalidField, "field \(field) (\(pointer.text)): \"\(text.prefix(40))\" is before 1970 or too far ahead")
+                throw Rejection(.invalidField, "field \(name) (\(pointer.text)): \"\(text.prefix(40))\" is before 1970 or too far ahead")
             }
             return time
         case let other?:
-            throw Rejection(.invalidField, "field \(field) (\(pointer.text)): expected a time, found \(other.typeName)")
+            throw Rejection(.invalidField, "field \(name) (\(pointer.text)): expected a time, found \(other.typeName)")
         }
     }
 }

@@ -17,8 +17,8 @@ extension FuzzTarget {
     }
 
     /// The event payload decoder with field mappings. The first byte picks the kind, the mapping and
-    /// the bindings; the rest is the payload. A decoded event, written back in Herald's own shape,
-    /// decodes to the same event.
+    /// the bindings; the rest is the payload. It decides as reading the whole parsed document does, and a
+    /// decoded event, written back in Herald's own shape, decodes to the same event.
     static let payload = FuzzTarget(name: "payload", summary: "the event payload decoder with field mappings") { input in
         guard let selector = input.first else { return }
         let payload = Array(input.dropFirst())
@@ -36,7 +36,19 @@ extension FuzzTarget {
         let formats = TimeFormat.allCases
         let format = formats[Int(selector >> 6 & 1 | (selector >> 2 & 2)) % formats.count]
         let decoder = EventPayloadDecoder(maxPayloadBytes: 4096, mapping: mapping, timeFormat: format)
-        switch decoder.decode(payload, as: kind, bindings: bindings, receivedAt: Timestamp(milliseconds: 1_700_000_000_000)) {
+        let decoded = decoder.decode(payload, as: kind, bindings: bindings, receivedAt: Timestamp(milliseconds: 1_700_000_000_000))
+        // The decoder reads an object in one pass that keeps only the mapped fields; parsing the whole
+        // document and reading it through the pointers must decide the same.
+        if payload.count <= 4096, String(validating: payload, as: UTF8.self) != nil {
+            let whole: Result<ChatEvent, Rejection> = switch JSONValue.parse(payload) {
+            case .success(let document):
+                decoder.decode(document: document, as: kind, bindings: bindings, receivedAt: Timestamp(milliseconds: 1_700_000_000_000))
+            case .failure(let error):
+                .failure(Rejection(.malformedJSON, "payload is not valid JSON: \(error.message) at byte \(error.offset)"))
+            }
+            if decoded != whole { violated("the one-pass reader decided \(decoded), the whole document \(whole)", input) }
+        }
+        switch decoded {
         case .failure(let rejection):
             checkRejection(rejection, input)
         case .success(let event):
