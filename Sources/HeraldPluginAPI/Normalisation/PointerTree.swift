@@ -8,13 +8,15 @@ struct PointerTree: Sendable {
     struct Node: Sendable {
         /// The reference token that leads here from the parent (empty at the root).
         let token: String
-        /// The token's bytes when it is ASCII: an ASCII key matches it exactly when the bytes are equal.
-        /// `nil` for other tokens, which are compared as strings (as a dictionary compares keys).
-        let asciiToken: [UInt8]?
         /// The array index the token names (as ``JSONValue/value(at:)`` reads it), if any.
         let arrayIndex: Int?
         /// Child nodes, by index into ``PointerTree/nodes``.
         var children: [Int] = []
+        /// The children whose token is ASCII, with its bytes: an ASCII key leads to one exactly when the
+        /// bytes are equal.
+        var asciiChildren: [(token: [UInt8], node: Int)] = []
+        /// The other children, compared with a key as strings (as a dictionary compares keys).
+        var otherChildren: [(token: String, node: Int)] = []
         /// Slots whose pointer ends here.
         var targets: [Int] = []
         /// Slots whose pointer goes on below, with the tokens left after this node.
@@ -24,7 +26,6 @@ struct PointerTree: Sendable {
 
         init(token: String) {
             self.token = token
-            asciiToken = token.utf8.allSatisfy { $0 < 0x80 } ? Array(token.utf8) : nil
             arrayIndex = Int(token)
         }
     }
@@ -51,9 +52,15 @@ struct PointerTree: Sendable {
 
     private mutating func child(of parent: Int, token: String) -> Int {
         if let existing = nodes[parent].children.first(where: { nodes[$0].token == token }) { return existing }
+        let child = nodes.count
         nodes.append(Node(token: token))
-        nodes[parent].children.append(nodes.count - 1)
-        return nodes.count - 1
+        nodes[parent].children.append(child)
+        if token.utf8.allSatisfy({ $0 < 0x80 }) {
+            nodes[parent].asciiChildren.append((Array(token.utf8), child))
+        } else {
+            nodes[parent].otherChildren.append((token, child))
+        }
+        return child
     }
 
     /// Puts the values of the pointers at and below `node` into `slots`, from `value`, the value at `node`.
@@ -69,15 +76,19 @@ struct PointerTree: Sendable {
 
     /// The child of `node` that an object key given as ASCII bytes leads to.
     func child(of node: Int, asciiKey key: ArraySlice<UInt8>) -> Int? {
-        for child in nodes[node].children {
-            guard let token = nodes[child].asciiToken else {
-                // A non-ASCII token can still equal an ASCII key (U+212A KELVIN SIGN is canonically "K").
-                if nodes[child].token == String(decoding: key, as: UTF8.self) { return child }
-                continue
+        next: for (token, child) in nodes[node].asciiChildren where token.count == key.count {
+            var position = key.startIndex
+            for byte in token {
+                guard byte == key[position] else { continue next }
+                position += 1
             }
-            if token.count == key.count, zip(token, key).allSatisfy({ $0 == $1 }) { return child }
+            return child
         }
-        return nil
+        // A non-ASCII token can still equal an ASCII key (U+212A KELVIN SIGN is canonically "K").
+        let others = nodes[node].otherChildren
+        guard !others.isEmpty else { return nil }
+        let text = String(decoding: key, as: UTF8.self)
+        return others.first { $0.token == text }?.node
     }
 
     /// The child of `node` that an object key leads to, compared as dictionary keys compare.
