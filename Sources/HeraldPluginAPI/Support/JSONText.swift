@@ -1,5 +1,6 @@
 /// How Herald's hand-written JSON writers spell strings and integers: the one place that escapes text
-/// and turns integers into digits, for ``JSONObjectWriter`` and for the writers that append to arrays.
+/// and turns integers into digits, for ``JSONObjectWriter``, the writers that append to arrays and
+/// ``JSONValue/jsonBytes``.
 enum JSONText {
     private static let quote = UInt8(ascii: "\"")
     private static let backslash = UInt8(ascii: "\\")
