@@ -37,6 +37,37 @@ struct EventRouterTests {
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func receiptsAreQueuedOncePerReaderSenderAndChatPerCommitTheLatestInItsPlace(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
+        try await harness.offPool {
+            // alice and bob take turns in c1 while carol reads c2: each reply moves its sender past the
+            // other's messages and owes them a receipt.
+            try harness.apply(message("c2", "n1", from: "dave", to: ["carol"], at: 500))
+            let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
+                                              message("c1", "m2", from: "bob", to: ["alice"], at: 2000),
+                                              message("c1", "m3", from: "alice", to: ["bob"], at: 3000),
+                                              read("carol", "c2", upTo: "n1"),
+                                              message("c1", "m4", from: "bob", to: ["alice"], at: 4000),
+                                              message("c1", "m5", from: "bob", to: ["alice"], at: 5000))
+            func receipt(to recipient: UserID, upTo: MessageID, by reader: UserID, in chat: ChatID = "c1", at time: Int64) -> ReadReceipt {
+                ReadReceipt(recipient: recipient, chat: chat, upTo: upTo, reader: reader, readAt: Timestamp(milliseconds: time))
+            }
+            // bob's receipt for m2 to alice gives way to his receipt for m4; m5 covers no message of hers.
+            #expect(outputs.compactMap(\.receipt) == [
+                receipt(to: "bob", upTo: "m3", by: "alice", at: 3000),
+                receipt(to: "dave", upTo: "n1", by: "carol", in: "c2", at: 5000),
+                receipt(to: "alice", upTo: "m4", by: "bob", at: 4000),
+            ])
+            // Every other output stays where it was: the latest receipt sits where it was queued.
+            let kinds = outputs.filter { $0.badgeUpdate == nil }.map { output -> String in
+                if let receipt = output.receipt { return "receipt \(receipt.upTo) to \(receipt.recipient)" }
+                return output.notification.map { "notification \($0.messageID) to \($0.recipient)" } ?? "\(output)"
+            }
+            #expect(kinds == ["notification m1 to bob", "notification m2 to alice", "receipt m3 to bob", "notification m3 to bob",
+                              "receipt n1 to dave", "receipt m4 to alice", "notification m4 to alice", "notification m5 to alice"])
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func duplicateMessageHasNoEffectAndIsCounted(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         try await harness.offPool {

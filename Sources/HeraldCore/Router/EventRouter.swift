@@ -10,7 +10,8 @@ import Synchronization
 /// exhaustive `switch` is the product's spine: model first, then outputs built from the model after
 /// the change), and writes the difference, the outputs (a transactional outbox) and the rejected
 /// inputs (the dead-letter queue) in one transaction. Badges are queued once per user per commit, the
-/// latest last (see ``LatestBadges``). After the commit it wakes the outbox dispatchers.
+/// latest last (see ``LatestBadges``), and read receipts once per reader, sender and chat, the latest
+/// where it was queued (see ``LatestReceipts``). After the commit it wakes the outbox dispatchers.
 public final class EventRouter: IngestHandle {
     let store: any ChatStore
     let policy: RouterPolicy
@@ -78,6 +79,7 @@ public final class EventRouter: IngestHandle {
             "duration_ms": "\(Double(duration.nanoseconds) / 1_000_000)", "statements": "\(statements.map(String.init) ?? "in process")",
         ])
         metrics.badgesSuperseded.increment(by: batch.badgesSuperseded)
+        metrics.receiptsSuperseded.increment(by: batch.receiptsSuperseded)
         totals.add(report)
         if !batch.tapped.isEmpty, let tap {
             for index in batch.tapped.indices {
@@ -123,6 +125,7 @@ public final class EventRouter: IngestHandle {
             outbox.reserveCapacity(expectedRows + expectedRows / 16)
         }
         var badges = LatestBadges()
+        var receipts = LatestReceipts()
         // Inputs a source rejected and events the model refused go the same way.
         func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
             batch.deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))
@@ -141,7 +144,11 @@ public final class EventRouter: IngestHandle {
                 }
                 effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
                 batch.report.outcomes.append(effect.applied ? .applied : .duplicate)
-                for output in effect.outputs { enqueue(output, at: queuedAt, into: &outbox) }
+                for output in effect.outputs {
+                    let first = outbox.count
+                    enqueue(output, at: queuedAt, into: &outbox)
+                    if case .readReceipt(let receipt) = output { receipts.keep(receipt, rows: first..<outbox.count) }
+                }
                 for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
                 if tapping {
                     let badgeOutputs = effect.badgeUsers.map { Output.badge(applier.model.badge(for: $0)) }
@@ -153,8 +160,10 @@ public final class EventRouter: IngestHandle {
                 deadLetter(rejection, record, raw: record.raw)
             }
         }
+        receipts.removeReplaced(from: &outbox)
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
         batch.badgesSuperseded = badges.superseded
+        batch.receiptsSuperseded = receipts.superseded
         batch.report.outputs = outbox.count
         if reserving { outboxRowsPerThousandRecords.store(outbox.count * 1000 / records.count, ordering: .relaxed) }
 
@@ -200,6 +209,7 @@ struct AppliedBatch {
     var report = IngestReport()
     var tapped: [TailRecord] = []
     var badgesSuperseded = 0
+    var receiptsSuperseded = 0
     /// What the commit dead-lettered: inputs a source rejected and events the model refused.
     var deadLetters: [NewDeadLetter] = []
 }

@@ -24,6 +24,9 @@ public final class RouterMetrics: Sendable {
     public let statementsPerCommit: Recorder
     /// Badge outputs not queued because a later badge of the same user in the same commit replaced them.
     public let badgesSuperseded: Counter
+    /// Read receipts not queued because a later receipt of the same reader to the same sender in the same
+    /// chat, in the same commit, replaced them.
+    public let receiptsSuperseded: Counter
 
     /// Creates the metrics.
     public init(factory: any MetricsFactory) {
@@ -34,6 +37,7 @@ public final class RouterMetrics: Sendable {
         outputsQueued = Counter(label: "herald_outputs_queued_total", factory: factory)
         commitFailures = Counter(label: "herald_commit_failures_total", factory: factory)
         badgesSuperseded = Counter(label: "herald_badges_superseded_total", factory: factory)
+        receiptsSuperseded = Counter(label: "herald_receipts_superseded_total", factory: factory)
         statementsPerCommit = Recorder(label: "herald_store_statements_per_commit", factory: factory)
     }
 
