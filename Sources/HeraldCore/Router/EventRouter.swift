@@ -25,9 +25,10 @@ public final class EventRouter: IngestHandle {
     /// Whether commits are failing, for readiness.
     public let commitHealth: CommitHealth
     private let rejectionLog: RateLimitedLog
-    /// Outbox rows per 1,000 records in the last large batch (``reservingBatch``). The next large batch's
-    /// outbox is reserved from it: grown by doubling instead, the array that holds most of a commit's memory
-    /// ends with up to twice the room it needs, after a copy that briefly holds both.
+    /// Outbox rows per 1,000 records queued in the last large batch (``reservingBatch``), the receipts it
+    /// removed again included (``LatestReceipts``). The next large batch's outbox is reserved from it:
+    /// grown by doubling instead, the array that holds most of a commit's memory ends with up to twice the
+    /// room it needs, after a copy that briefly holds both.
     private let outboxRowsPerThousandRecords = Atomic<Int>(0)
 
     /// Creates a router.
@@ -160,12 +161,13 @@ public final class EventRouter: IngestHandle {
                 deadLetter(rejection, record, raw: record.raw)
             }
         }
-        receipts.removeReplaced(from: &outbox)
+        let replacedRows = receipts.removeReplaced(from: &outbox)
         for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
         batch.badgesSuperseded = badges.superseded
         batch.receiptsSuperseded = receipts.superseded
         batch.report.outputs = outbox.count
-        if reserving { outboxRowsPerThousandRecords.store(outbox.count * 1000 / records.count, ordering: .relaxed) }
+        // The next large batch reserves room for every row it queues, the receipts it removes again included.
+        if reserving { outboxRowsPerThousandRecords.store((outbox.count + replacedRows) * 1000 / records.count, ordering: .relaxed) }
 
         var delta = applier.model.delta()
         delta.outbox = outbox

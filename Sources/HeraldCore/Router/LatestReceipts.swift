@@ -34,8 +34,9 @@ struct LatestReceipts {
 
     /// Removes the rows of the receipts a later one replaced from `outbox`, in place (a second array of a
     /// large commit's rows would be held beside the first); the rest keep their order.
-    func removeReplaced(from outbox: inout [OutboxRow]) {
-        guard !replacedRows.isEmpty else { return }
+    /// - Returns: how many rows it removed.
+    func removeReplaced(from outbox: inout [OutboxRow]) -> Int {
+        guard !replacedRows.isEmpty else { return 0 }
         var replaced = [Bool](repeating: false, count: outbox.count)
         for rows in replacedRows {
             for index in rows { replaced[index] = true }
@@ -45,6 +46,8 @@ struct LatestReceipts {
             if kept != index { outbox.swapAt(kept, index) }
             kept += 1
         }
-        outbox.removeLast(outbox.count - kept)
+        let removed = outbox.count - kept
+        outbox.removeLast(removed)
+        return removed
     }
 }
