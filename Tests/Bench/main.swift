@@ -11,7 +11,7 @@ func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap 
 if arguments.contains("--help") {
     print("""
         USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--batch N]
-                            [--router-only] [--herald-only [--with-baseline]] [--upstream-only] [--store postgres [--icu-locale L]]
+                            [--router-only] [--herald-only [--with-baseline]] [--backlog-runs N] [--upstream-only] [--store postgres [--icu-locale L]]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES [--latency-seconds N]] [--json FILE]
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
 
@@ -20,7 +20,8 @@ if arguments.contains("--help") {
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); a plain Python bridge (Tests/Bench/python_bridge.py: paho-mqtt and sqlite3, batched commits, acks
         after commit) draining the same backlog; Herald committing them live and from a backlog queued in its
-        persistent session (msgs/s, CPU seconds per 1000 messages, peak RssAnon and RSS); and latency under an even load, after a one-second
+        persistent session (msgs/s, CPU seconds per 1000 messages, peak RssAnon and RSS; the two backlog drains run
+        in turn --backlog-runs times, and their medians are compared); and latency under an even load, after a one-second
         warm-up at that rate (reported apart), next to a plain C-client subscriber on the same broker (the
         baseline): publish→commit at half of Herald's live rate with outputs queued (as in the throughput
         phases), and publish→commit and publish→notification with the sink delivering every output at 200 and
@@ -39,7 +40,9 @@ if arguments.contains("--help") {
                                --store postgres into PostgreSQL, with the server's CPU beside it)
           --herald-only        only Herald's MQTT live and backlog phases, for quick A/B runs
           --with-baseline      with --herald-only: also mosquitto_sub's backlog drain and, with SQLite, the Python
-                               bridge's, and the ratios
+                               bridge's, and the ratios; the backlog is then drained --backlog-runs times by each
+          --backlog-runs N     where a backlog ratio is printed: drain the backlog N times (default 3) with
+                               mosquitto_sub and with Herald in turn, and compare the medians
           --store postgres     Herald's live, backlog and latency phases store into PostgreSQL (a cluster with
                                fsync on, started for the run) instead of SQLite; the live and backlog lines add
                                the server's CPU per 1000
@@ -85,6 +88,7 @@ if option("--store") == "postgres" {
     workload.postgres = try await PostgresCluster(durable: true, icuLocale: option("--icu-locale"))
 }
 workload.batch = max(1, Int(option("--batch") ?? "") ?? workload.maxBatch ?? workload.batch)
+let backlogRuns = max(1, Int(option("--backlog-runs") ?? "") ?? 3)
 let durability = workload.durability
 let figures = FigureLog(path: option("--json"), workload: workload)
 let directory = try TemporaryDirectory(prefix: "herald-bench")
@@ -121,8 +125,16 @@ if arguments.contains("--herald-only") {
     // A quick A/B of Herald's MQTT intake alone (no mosquitto_sub, tail, webhook, upstream or latency phases).
     step("Herald live")
     let live = try await heraldPhase(workload, backlog: false, directory: directory)
-    step("Herald backlog")
-    let backlog = try await heraldPhase(workload, backlog: true, directory: directory)
+    var runs: BacklogRuns?
+    let backlog: PhaseResult
+    if arguments.contains("--with-baseline") {
+        let measured = try await BacklogRuns.measure(workload, runs: backlogRuns, directory: directory, step: step)
+        runs = measured
+        backlog = measured.heraldMedian
+    } else {
+        step("Herald backlog")
+        backlog = try await heraldPhase(workload, backlog: true, directory: directory)
+    }
     figures.phase("live", subject: "herald", live)
     figures.phase("backlog", subject: "herald", backlog)
     func database(_ phase: PhaseResult) -> String { phase.databaseCPUPerThousand.map { ", PostgreSQL CPU \(format($0, 3)) s/1000" } ?? "" }
@@ -131,14 +143,14 @@ if arguments.contains("--herald-only") {
         "RssAnon \(format(phase.peakRssAnonMiB ?? 0, 1)) MiB, RSS \(format(phase.peakRSSMiB ?? 0, 1)) MiB"
     }
     print("live \(format(live.rate)) msg/s (CPU \(format(live.cpuPerThousand ?? 0, 3)) s/1000\(database(live)), \(memory(live)))   "
-          + "backlog \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), \(memory(backlog)))")
+          + "backlog\(runs.map { $0.herald.count > 1 ? " (median of \($0.herald.count))" : "" } ?? "") \(format(backlog.rate)) msg/s (CPU \(format(backlog.cpuPerThousand ?? 0, 3)) s/1000\(database(backlog)), \(memory(backlog)))")
     print("  Herald's commits, live: \(live.commits?.summary ?? "not read")   backlog: \(backlog.commits?.summary ?? "not read")")
     print("  Herald's CPU, live: \(live.kernel ?? "not read")   backlog: \(backlog.kernel ?? "not read")")
-    if arguments.contains("--with-baseline") {
-        step("mosquitto_sub backlog")
-        let baseline = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
+    if let runs {
+        let baseline = runs.baselineMedian
         figures.phase("backlog", subject: "mosquitto_sub", baseline)
         print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
+        print("  \(runs.summary)")
         if workload.postgres == nil {
             step("Python bridge backlog (paho-mqtt + sqlite3)")
             let python = try await pythonBridgePhase(workload, directory: directory)
@@ -229,14 +241,12 @@ if arguments.contains("--live-only") {
     print(liveCPURows(herald: live, sub: subLive))
     finish()
 }
-step("mosquitto_sub backlog")
-let subBacklog = try await mosquittoSubPhase(workload, backlog: true, directory: directory)
 step("Python bridge backlog (paho-mqtt + sqlite3)")
 let pythonBacklog = try await pythonBridgePhase(workload, directory: directory)
 step("Herald live")
 let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
-step("Herald backlog")
-let heraldBacklog = try await heraldPhase(workload, backlog: true, directory: directory)
+let backlogs = try await BacklogRuns.measure(workload, runs: backlogRuns, directory: directory, step: step)
+let subBacklog = backlogs.baselineMedian, heraldBacklog = backlogs.heraldMedian
 for (phase, subject, result) in [("live", "mosquitto_sub", subLive), ("backlog", "mosquitto_sub", subBacklog), ("backlog", "python-bridge", pythonBacklog),
                                  ("live", "herald", heraldLive), ("backlog", "herald", heraldBacklog)] {
     figures.phase(phase, subject: subject, result)
@@ -301,6 +311,7 @@ print("""
     \(row("live", heraldLive, subLive, target: 0.9))
     \(liveCPURows(herald: heraldLive, sub: subLive))
     \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
+      \(backlogs.summary)
       \(pythonRow(herald: heraldBacklog, python: pythonBacklog))
       Herald's commits, live: \(heraldLive.commits?.summary ?? "not read"); backlog: \(heraldBacklog.commits?.summary ?? "not read")
       Herald's CPU, live: \(heraldLive.kernel ?? "not read"); backlog: \(heraldBacklog.kernel ?? "not read")
