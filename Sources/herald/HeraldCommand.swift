@@ -26,12 +26,12 @@ struct HeraldCommand: AsyncParsableCommand {
                       AdaptersCommand.self, NewAdapterCommand.self],
         defaultSubcommand: nil)
 
-    /// Limits glibc's malloc arenas (``MallocArenas``) while the main thread is still the only one, then
+    /// Limits glibc's malloc arenas (``MallocTuning``) while the main thread is still the only one, then
     /// parses the command line and runs the command. Set later, from the command, the limit would come
     /// after the threads that parsed it had allocated, and a thread that met another in the allocator by
     /// then would already have an arena of its own.
     static func main() async {
-        MallocArenas.apply(environment: ProcessInfo.processInfo.environment)
+        MallocTuning.applyArenaLimit(environment: ProcessInfo.processInfo.environment)
         await main(nil)
     }
 }

@@ -29,10 +29,16 @@ struct RunCommand: AsyncParsableCommand {
         // Past a file-size limit (ulimit -f, LimitFSIZE=) a write should fail like a full disk, which the store
         // reports and waits out, rather than kill the process with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
-        let arenas = MallocArenas.limit(for: ProcessInfo.processInfo.environment)
         let configuration = try config.load()
+        let environment = ProcessInfo.processInfo.environment, sqliteStore = configuration.store.url == nil
+        MallocTuning.applyMmapThreshold(environment: environment, sqliteStore: sqliteStore)
+        let allocator = MallocTuning.settings(for: environment, sqliteStore: sqliteStore)
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
-        logger.debug("Memory allocator set up.", metadata: ["malloc_arena_max": "\(arenas.map(String.init) ?? "from the environment or glibc's default")"])
+        let fromEnvironment = "from the environment or glibc's default"
+        logger.debug("Memory allocator set up.", metadata: [
+            "malloc_arena_max": "\(allocator.arenaLimit.map(String.init) ?? fromEnvironment)",
+            "malloc_mmap_threshold": "\(allocator.mmapThreshold.map(String.init) ?? fromEnvironment)",
+        ])
         let registry = PrometheusCollectorRegistry()
         let gateway = Gateway(configuration: configuration, logger: logger, metrics: PrometheusMetricsFactory(registry: registry),
                               openStore: { section, logger, metrics in try section.open(logger: logger, metrics: metrics) }) { parts in

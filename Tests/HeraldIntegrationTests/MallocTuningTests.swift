@@ -1,11 +1,24 @@
 import Foundation
+@testable import herald
 import HeraldTestKit
 import Testing
 
-/// `herald run` limits glibc's malloc arenas to two unless `MALLOC_ARENA_MAX` is set: counted in the
-/// running process's memory map after it has carried messages on all its threads.
-@Suite("malloc arenas of herald run")
-struct MallocArenaTests {
+/// `herald run` limits glibc's malloc arenas to two unless `MALLOC_ARENA_MAX` is set (counted in the
+/// running process's memory map after it has carried messages on all its threads), and fixes the mmap
+/// threshold on a SQLite store unless the environment sets it.
+@Suite("glibc's allocator in herald run")
+struct MallocTuningTests {
+    @Test func theMmapThresholdIsFixedOnASQLiteStoreAndEitherPartIsLeftToTheEnvironmentThatSetsIt() {
+        #expect(MallocTuning.settings(for: [:], sqliteStore: true) == .init(arenaLimit: 2, mmapThreshold: 256 * 1024))
+        #expect(MallocTuning.settings(for: [:], sqliteStore: false) == .init(arenaLimit: 2, mmapThreshold: nil))
+        #expect(MallocTuning.settings(for: ["MALLOC_MMAP_THRESHOLD_": "131072"], sqliteStore: true) == .init(arenaLimit: 2, mmapThreshold: nil))
+        #expect(MallocTuning.settings(for: ["MALLOC_ARENA_MAX": "8"], sqliteStore: true) == .init(arenaLimit: nil, mmapThreshold: 256 * 1024))
+        let tunables = "glibc.malloc.tcache_count=0:glibc.malloc.mmap_threshold=4096:glibc.malloc.arena_max=4"
+        #expect(MallocTuning.settings(for: ["GLIBC_TUNABLES": tunables], sqliteStore: true) == .init(arenaLimit: nil, mmapThreshold: nil))
+        #expect(MallocTuning.settings(for: ["GLIBC_TUNABLES": "glibc.malloc.tcache_count=0"], sqliteStore: true)
+                == .init(arenaLimit: 2, mmapThreshold: 256 * 1024))
+    }
+
     @Test func theGatewayRunsOnTwoArenasUnlessTheEnvironmentSaysOtherwise() async throws {
         let fixture = try await GatewayFixture()
         #expect(try await arenas(of: fixture, environment: [:]) <= 1, "the main arena and at most one other")
