@@ -19,6 +19,19 @@ struct MallocTuningTests {
                 == .init(arenaLimit: 2, mmapThreshold: 256 * 1024))
     }
 
+    /// The threshold as glibc applies it, in this process: freeing a 1 MiB block would raise glibc's own
+    /// threshold to 1 MiB, and a 300 KiB block would then come from the heap; with the threshold fixed it
+    /// still gets a mapping of its own, which starts at its chunk's 16-byte header.
+    @Test func withTheThresholdFixedALargeBlockIsMappedOnItsOwnAfterALargerOneWasFreed() throws {
+        MallocTuning.applyMmapThreshold(environment: [:], sqliteStore: true)
+        free(malloc(1 << 20))
+        let block = try #require(malloc(300 * 1024))
+        defer { free(block) }
+        let mappings = try String(contentsOfFile: "/proc/self/maps", encoding: .utf8).split(separator: "\n")
+            .compactMap { $0.split(separator: "-").first.flatMap { UInt($0, radix: 16) } }
+        #expect(mappings.contains(UInt(bitPattern: block) - 16))
+    }
+
     @Test func theGatewayRunsOnTwoArenasUnlessTheEnvironmentSaysOtherwise() async throws {
         let fixture = try await GatewayFixture()
         #expect(try await arenas(of: fixture, environment: [:]) <= 1, "the main arena and at most one other")
