@@ -2,7 +2,7 @@
 import Glibc
 #endif
 
-/// How `herald` sets up glibc's allocator as the process starts, where the environment leaves it to glibc.
+/// How `herald` sets up glibc's allocator, in each part unless the environment sets that part for glibc.
 ///
 /// - **Two arenas** (`M_ARENA_MAX`). glibc gives threads that allocate at the same time arenas of their own,
 ///   up to eight per core. Herald's threads (the sources' loops, the commit queue, the event loops of the
@@ -59,10 +59,10 @@ enum MallocTuning {
         if let limit = settings(for: environment, sqliteStore: false).arenaLimit { mallopt(arenaMaxParameter, limit) }
     }
 
-    /// Applies the mmap threshold of ``settings(for:sqliteStore:)``, once the configuration says which store
-    /// runs. It applies to blocks allocated from then on.
-    static func applyMmapThreshold(environment: [String: String], sqliteStore: Bool) {
-        if let threshold = settings(for: environment, sqliteStore: sqliteStore).mmapThreshold { mallopt(mmapThresholdParameter, threshold) }
+    /// Applies the mmap threshold of `settings` (from ``settings(for:sqliteStore:)``), if it has one, once the
+    /// configuration says which store runs. It applies to blocks allocated from then on.
+    static func applyMmapThreshold(of settings: Settings) {
+        if let threshold = settings.mmapThreshold { mallopt(mmapThresholdParameter, threshold) }
     }
 
     /// glibc's `mallopt`, looked up at run time: Swift's Glibc module does not import it.

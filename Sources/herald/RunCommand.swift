@@ -30,9 +30,8 @@ struct RunCommand: AsyncParsableCommand {
         // reports and waits out, rather than kill the process with SIGXFSZ.
         signal(SIGXFSZ, SIG_IGN)
         let configuration = try config.load()
-        let environment = ProcessInfo.processInfo.environment, sqliteStore = configuration.store.url == nil
-        MallocTuning.applyMmapThreshold(environment: environment, sqliteStore: sqliteStore)
-        let allocator = MallocTuning.settings(for: environment, sqliteStore: sqliteStore)
+        let allocator = MallocTuning.settings(for: ProcessInfo.processInfo.environment, sqliteStore: configuration.store.url == nil)
+        MallocTuning.applyMmapThreshold(of: allocator)
         let logger = makeLogger(level: logLevel ?? configuration.log.level)
         let fromEnvironment = "from the environment or glibc's default"
         logger.debug("Memory allocator set up.", metadata: [

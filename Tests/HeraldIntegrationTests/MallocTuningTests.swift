@@ -25,7 +25,7 @@ struct MallocTuningTests {
     /// (`IS_MMAPPED`, 0x2); the kernel may merge the mapping with its neighbours, so `/proc/self/maps` cannot
     /// tell.
     @Test func withTheThresholdFixedALargeBlockIsMappedOnItsOwnAfterALargerOneWasFreed() throws {
-        MallocTuning.applyMmapThreshold(environment: [:], sqliteStore: true)
+        MallocTuning.applyMmapThreshold(of: MallocTuning.settings(for: [:], sqliteStore: true))
         free(malloc(1 << 20))
         let block = try #require(malloc(300 * 1024))
         defer { free(block) }
