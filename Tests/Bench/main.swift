@@ -16,7 +16,7 @@ if arguments.contains("--help") {
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
 
         Publishes N (default 200000) ~150-byte QoS 1 messages over 1000 chats of --members users each (default 2:
-        direct chats; 4 is a small group) drawn from 2000 users to local mosquitto
+        direct chats; 5 is a group of 4 recipients a message) drawn from 2000 users to local mosquitto
         brokers and measures, in one run: mosquitto_sub -C N draining them live and from a backlog (the C-client
         limit); a plain Python bridge (Tests/Bench/python_bridge.py: paho-mqtt and sqlite3, batched commits, acks
         after commit) draining the same backlog; Herald committing them live and from a backlog queued in its
