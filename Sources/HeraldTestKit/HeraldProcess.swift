@@ -46,6 +46,8 @@ public struct TestConfiguration: Sendable {
     public var sourceExtra = ""
     /// Extra top-level YAML.
     public var topLevelExtra = ""
+    /// Extra YAML lines inside the `log:` section (indented by two spaces).
+    public var logExtra = ""
     /// A PostgreSQL store URL (`store.url`) instead of the SQLite file.
     public var storeURL: String?
     /// Extra YAML lines inside the `store:` section (indented by two spaces).
@@ -80,7 +82,7 @@ public struct TestConfiguration: Sendable {
         outbox:
           drain_timeout_s: 3
         log:
-          level: info
+          level: info\(logExtra.isEmpty ? "" : "\n" + logExtra)
         admin:
           listen: 127.0.0.1:\(adminPort)
         \(adminExtra)

@@ -26,9 +26,15 @@ struct ConfigOption: ParsableArguments {
     }
 }
 
-/// A logger that writes to standard error at `level`.
-func makeLogger(level: Logger.Level) -> Logger {
-    var logger = Logger(label: "herald") { StreamLogHandler.standardError(label: $0) }
+/// A logger that writes to standard error at `level`, in swift-log's text lines or one JSON object a line.
+func makeLogger(level: Logger.Level, format: LogSection.Format = .text) -> Logger {
+    var logger: Logger
+    switch format {
+    case .text: logger = Logger(label: "herald") { StreamLogHandler.standardError(label: $0) }
+    case .json:
+        let output = LogLineOutput.standardError(), clock = SystemClock()
+        logger = Logger(label: "herald") { _ in JSONLogHandler(output: output, clock: clock) }
+    }
     logger.logLevel = level
     return logger
 }

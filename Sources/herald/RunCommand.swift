@@ -25,6 +25,9 @@ struct RunCommand: AsyncParsableCommand {
     @Option(help: "Override log.level for this run.")
     var logLevel: Logger.Level?
 
+    @Option(help: "Override log.format for this run (json: one JSON object per line).")
+    var logFormat: LogSection.Format?
+
     func run() async throws {
         // Past a file-size limit (ulimit -f, LimitFSIZE=) a write should fail like a full disk, which the store
         // reports and waits out, rather than kill the process with SIGXFSZ.
@@ -32,7 +35,8 @@ struct RunCommand: AsyncParsableCommand {
         let configuration = try config.load()
         let allocator = MallocTuning.settings(for: ProcessInfo.processInfo.environment, sqliteStore: configuration.store.url == nil)
         MallocTuning.applyMmapThreshold(of: allocator)
-        let logger = makeLogger(level: logLevel ?? configuration.log.level)
+        let format = logFormat ?? configuration.log.format
+        let logger = makeLogger(level: logLevel ?? configuration.log.level, format: format)
         let fromEnvironment = "from the environment or glibc's default"
         logger.debug("Memory allocator set up.", metadata: [
             "malloc_arena_max": "\(allocator.arenaLimit.map(String.init) ?? fromEnvironment)",
@@ -43,8 +47,16 @@ struct RunCommand: AsyncParsableCommand {
                               openStore: { section, logger, metrics in try section.open(logger: logger, metrics: metrics) }) { parts in
             parts.configuration.admin.enabled ? [try AdminServer(parts: parts, registry: registry)] : []
         }
-        try await gateway.run()
+        do {
+            try await gateway.run()
+        } catch let error where format == .json {
+            // A log shipper reading JSON lines gets the reason the gateway stopped as one of them too.
+            logger.critical("Herald stopped.", metadata: ["error": "\(error)"])
+            throw ExitCode.failure
+        }
     }
 }
 
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+extension LogSection.Format: ExpressibleByArgument {}

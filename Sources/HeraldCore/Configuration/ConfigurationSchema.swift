@@ -27,7 +27,11 @@ public enum ConfigurationSchema {
             AdapterOption("batch_size", .integer, default: "1000", "Outputs handed to a sink at once (1–10000)"),
             AdapterOption("drain_timeout_s", .number, default: "5", "Seconds to keep delivering after SIGTERM"),
         ],
-        "log": [AdapterOption("level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info", "Log level")],
+        "log": [
+            AdapterOption("level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info", "Log level"),
+            AdapterOption("format", .choice(LogSection.Format.allCases.map(\.rawValue)), default: "text",
+                          "text: one line per event as swift-log writes it; json: one JSON object per line (time with milliseconds, level, msg, source, then the metadata), for log shippers"),
+        ],
         "admin": [
             AdapterOption("enabled", .boolean, default: "true", "Serve the admin API"),
             AdapterOption("listen", .string, default: "127.0.0.1:9464", "host:port; anything but loopback requires a token"),

@@ -287,20 +287,6 @@ public struct AdminSection: Decodable, Sendable {
     }
 }
 
-/// `log:`
-public struct LogSection: Decodable, Sendable {
-    /// `trace`, `debug`, `info`, `notice`, `warning`, `error` or `critical`.
-    public var level: Logger.Level = .info
-
-    init() {}
-
-    /// Decodes the section.
-    public init(from decoder: any Decoder) throws {
-        let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        level = try container.decodeIfPresent(Logger.Level.self, forKey: AnyCodingKey(stringValue: "level")) ?? level
-    }
-}
-
 /// One entry of `sources:` — `name`, `type`, then the adapter's own keys.
 public struct SourceSection: Decodable, Sendable {
     /// Unique instance name.
