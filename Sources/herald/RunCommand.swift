@@ -51,7 +51,7 @@ struct RunCommand: AsyncParsableCommand {
             try await gateway.run()
         } catch let error where format == .json {
             // A log shipper reading JSON lines gets the reason the gateway stopped as one of them too.
-            logger.critical("Herald stopped.", metadata: ["error": "\(error)"])
+            logger.critical("Herald stopped on an error.", metadata: ["error": "\(error)"])
             throw ExitCode.failure
         }
     }

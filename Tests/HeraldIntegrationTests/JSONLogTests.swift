@@ -33,7 +33,7 @@ struct JSONLogTests {
         ], source: "MQTTAdapter", file: #fileID, function: #function, line: #line)
         let line = handler.line(for: event)
         let text = String(decoding: line, as: UTF8.self)
-        #expect(text.hasPrefix(#"{"time":"2026-11-27T20:40:12.345Z","level":"warning","msg":"Sink delivery failed; \"retrying\".\nSecond line","source":"MQTTAdapter","#))
+        #expect(text.hasPrefix(#"{"time":"2026-11-27T20:40:12.345Z","level":"warning","msg":"Sink delivery failed; \"retrying\".\nSecond line","module":"MQTTAdapter","#))
 
         let fields = try Self.fields(of: line)
         #expect(fields["msg"] as? String == "Sink delivery failed; \"retrying\".\nSecond line")
@@ -45,7 +45,7 @@ struct JSONLogTests {
         #expect(fields["hosts"] as? [String] == ["h1", "h2"])
         #expect(fields["counts"] as? [String: String] == ["sent": "3"])
         // Metadata keys follow the four fixed ones, sorted.
-        let positions = ["source", "broker", "counts", "hosts", "instance", "meta.level", "tabs"]
+        let positions = ["module", "broker", "counts", "hosts", "instance", "meta.level", "tabs"]
             .map { text.range(of: "\"\($0)\":")?.lowerBound }
         #expect(positions.allSatisfy { $0 != nil })
         #expect(positions.compactMap { $0 } == positions.compactMap { $0 }.sorted())
@@ -102,7 +102,7 @@ struct JSONLogTests {
         }
         let last = try #require(objects.last)
         #expect(last["level"] as? String == "critical")
-        #expect(last["msg"] as? String == "Herald stopped.")
+        #expect(last["msg"] as? String == "Herald stopped on an error.")
         #expect((last["error"] as? String)?.contains("cannot connect to PostgreSQL at postgres://herald@127.0.0.1:\(port)/herald") == true)
     }
 
@@ -127,12 +127,15 @@ struct JSONLogTests {
             let time = try #require(fields["time"] as? String)
             #expect(time.wholeMatch(of: /\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z/) != nil, "time \(time)")
             #expect(Logger.Level(rawValue: fields["level"] as? String ?? "") != nil)
-            #expect(fields["source"] is String)
+            #expect(fields["module"] is String)
             messages.append(try #require(fields["msg"] as? String))
         }
         #expect(messages.contains("MQTT connected."))
-        let connected = try #require(lines.first { $0.contains("\"msg\":\"MQTT connected.\"") })
+        // The source's own metadata key `source` (the adapter instance) is kept as it is, beside `module`.
+        let connected = try #require(lines.first { $0.contains("\"msg\":\"MQTT connected.\"") && $0.contains("\"source\":\"broker\"") })
+        #expect(connected.contains("\"module\":\"MQTTAdapter\""))
         #expect(connected.contains("\"broker\":\"127.0.0.1:\(fixture.broker.port)\""))
+        #expect(!fixture.logs.contains("meta."))
         #expect(lines.contains { $0.contains("\"level\":\"warning\"") || $0.contains("\"level\":\"error\"") },
                 "the malformed message is logged as rejected")
         #expect(lines.count >= 4, "start-up, connections, the rejection and shutdown")

@@ -30,7 +30,7 @@ public enum ConfigurationSchema {
         "log": [
             AdapterOption("level", .choice(["trace", "debug", "info", "notice", "warning", "error", "critical"]), default: "info", "Log level"),
             AdapterOption("format", .choice(LogSection.Format.allCases.map(\.rawValue)), default: "text",
-                          "text: one line per event as swift-log writes it; json: one JSON object per line (time with milliseconds, level, msg, source, then the metadata), for log shippers"),
+                          "text: one line per event as swift-log writes it; json: one JSON object per line (time with milliseconds, level, msg, module, then the metadata), for log shippers"),
         ],
         "admin": [
             AdapterOption("enabled", .boolean, default: "true", "Serve the admin API"),

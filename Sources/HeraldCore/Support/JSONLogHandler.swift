@@ -9,9 +9,10 @@ import Glibc
 /// such as Vector, Fluent Bit or Promtail.
 ///
 /// The object's keys come in this order: `time` (RFC 3339 in UTC, with milliseconds), `level`, `msg`,
-/// `source` (the module that logged), then the event's metadata with its keys sorted. A metadata key that
-/// would shadow one of the first four is written as `meta.KEY`. Metadata values are strings, arrays or
-/// objects, as swift-log holds them; an error passed to the logger adds `error.message` and `error.type`.
+/// `module` (the module that logged: swift-log's `source`), then the event's metadata with its keys sorted.
+/// A metadata key that would shadow one of the first four is written as `meta.KEY`. Metadata values are
+/// strings, arrays or objects, as swift-log holds them; an error passed to the logger adds `error.message`
+/// and `error.type`.
 public struct JSONLogHandler: LogHandler {
     /// The level below which `Logger` drops events before they reach the handler.
     public var logLevel: Logger.Level = .info
@@ -23,7 +24,7 @@ public struct JSONLogHandler: LogHandler {
     private let clock: any WallClock
 
     /// The keys every line starts with; metadata under one of these names is renamed `meta.NAME`.
-    static let reservedKeys: Set<String> = ["time", "level", "msg", "source"]
+    static let reservedKeys: Set<String> = ["time", "level", "msg", "module"]
 
     /// Creates a handler that hands each line to `output`, stamped with `clock`'s time.
     public init(output: LogLineOutput, clock: any WallClock) {
@@ -57,7 +58,7 @@ public struct JSONLogHandler: LogHandler {
         append(key: "time", value: .string(Self.rfc3339(clock.now())), to: &bytes, first: true)
         append(key: "level", value: .string(event.level.rawValue), to: &bytes)
         append(key: "msg", value: .string(event.message.description), to: &bytes)
-        append(key: "source", value: .string(event.source), to: &bytes)
+        append(key: "module", value: .string(event.source), to: &bytes)
         for key in fields.keys.sorted() {
             guard let value = fields[key] else { continue }
             append(key: Self.reservedKeys.contains(key) ? "meta.\(key)" : key, value: Self.json(value), to: &bytes)
@@ -83,27 +84,20 @@ public struct JSONLogHandler: LogHandler {
         }
     }
 
-    /// `time` as RFC 3339 in UTC with milliseconds, such as `2026-11-27T20:40:12.345Z`.
+    /// `time` as RFC 3339 in UTC with milliseconds, such as `2026-11-27T20:40:12.345Z`. Whole numbers
+    /// throughout: a `Date`'s floating-point seconds can print a millisecond less than the timestamp holds.
     static func rfc3339(_ time: Timestamp) -> String {
         let milliseconds = time.milliseconds
-        var seconds = time_t(milliseconds.floorDivided(by: 1000))
-        let fraction = Int(milliseconds - Int64(seconds) * 1000)
+        let fraction = ((milliseconds % 1000) + 1000) % 1000
+        var seconds = time_t((milliseconds - fraction) / 1000)
         var parts = tm()
         guard gmtime_r(&seconds, &parts) != nil else { return "\(milliseconds)ms" }
-        func padded(_ value: Int32, _ width: Int) -> String {
+        func padded(_ value: some BinaryInteger, _ width: Int) -> String {
             let digits = String(value)
             return String(repeating: "0", count: max(0, width - digits.count)) + digits
         }
         return padded(parts.tm_year + 1900, 4) + "-" + padded(parts.tm_mon + 1, 2) + "-" + padded(parts.tm_mday, 2)
             + "T" + padded(parts.tm_hour, 2) + ":" + padded(parts.tm_min, 2) + ":" + padded(parts.tm_sec, 2)
-            + "." + padded(Int32(fraction), 3) + "Z"
-    }
-}
-
-extension Int64 {
-    /// The quotient rounded towards negative infinity (times before 1970 keep a non-negative fraction).
-    fileprivate func floorDivided(by divisor: Int64) -> Int64 {
-        let quotient = self / divisor
-        return (self % divisor != 0 && (self < 0) != (divisor < 0)) ? quotient - 1 : quotient
+            + "." + padded(fraction, 3) + "Z"
     }
 }
