@@ -6,9 +6,9 @@ import UnixSignals
 /// Assembles a running gateway from a validated configuration: the store, the router, one service
 /// per source and sink, an outbox dispatcher per sink, and a progress reporter, in one service group.
 ///
-/// Shutdown (SIGTERM/SIGINT) runs in reverse order of start: the reporter stops, sources stop taking
-/// input and commit and acknowledge what is in flight, dispatchers drain the outbox (bounded by
-/// `outbox.drain_timeout_s`), sinks disconnect.
+/// Shutdown (SIGTERM/SIGINT, or a SIGHUP that reloads the config) runs in reverse order of start: the
+/// reporter stops, sources stop taking input and commit and acknowledge what is in flight, dispatchers
+/// drain the outbox (bounded by `outbox.drain_timeout_s`), sinks disconnect.
 public struct Gateway: Sendable {
     let configuration: HeraldConfiguration
     let logger: Logger
@@ -16,12 +16,24 @@ public struct Gateway: Sendable {
     let clock: any WallClock
     let extensions: @Sendable (GatewayParts) throws -> [any Service]
     let openStore: @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore
+    let reloadConfiguration: (@Sendable () throws -> HeraldConfiguration)?
+
+    /// How a run ended.
+    public enum Exit: Sendable {
+        /// A shutdown signal (SIGTERM, SIGINT) stopped it.
+        case stopped
+        /// SIGHUP brought this valid config; the gateway stopped gracefully so that it can start on it.
+        case reload(HeraldConfiguration)
+    }
 
     /// Creates a gateway. `openStore` opens the store the configuration names (SQLite or PostgreSQL) and
     /// hands it the gateway's metrics; `extensions` adds services built from the running parts (the admin API).
+    /// With `reloadConfiguration` (which reads and validates the config file again), SIGHUP reloads the config.
     public init(configuration: HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock = SystemClock(),
                 openStore: @escaping @Sendable (StoreSection, Logger, any MetricsFactory) throws -> any GatewayStore,
+                reloadConfiguration: (@Sendable () throws -> HeraldConfiguration)? = nil,
                 extensions: @escaping @Sendable (GatewayParts) throws -> [any Service] = { _ in [] }) {
+        self.reloadConfiguration = reloadConfiguration
         self.openStore = openStore
         self.configuration = configuration
         self.logger = logger
@@ -30,8 +42,9 @@ public struct Gateway: Sendable {
         self.extensions = extensions
     }
 
-    /// Runs until a shutdown signal; returns after a graceful shutdown.
-    public func run() async throws {
+    /// Runs until a shutdown signal, or a SIGHUP with a valid config; returns after a graceful shutdown.
+    @discardableResult
+    public func run() async throws -> Exit {
         let store = try openStore(configuration.store, logger, metrics)
         let sinks = try configuration.sinks.map { try $0.settings.makeSink(name: $0.name) }
         let signal = OutboxSignal()
@@ -75,6 +88,8 @@ public struct Gateway: Sendable {
         let parts = GatewayParts(configuration: configuration, identity: identity, store: store, blocking: blocking, tap: tap, totals: totals, commitHealth: commitHealth,
                                  sourceHealth: health, clock: clock, metrics: metrics, logger: logger)
         services += try extensions(parts).map { .init(service: $0) }
+        let reloader = reloadConfiguration.map { ConfigurationReloader(load: $0, logger: logger.with("component", "reload")) }
+        if let reloader { services.append(.init(service: reloader, successTerminationBehavior: .gracefullyShutdownGroup)) }
 
         var groupConfiguration = ServiceGroupConfiguration(
             services: services, gracefulShutdownSignals: [.sigterm, .sigint], logger: logger.with("component", "lifecycle"))
@@ -89,6 +104,7 @@ public struct Gateway: Sendable {
             "applied": "\(summary.applied)", "duplicates": "\(summary.duplicates)", "dead_lettered": "\(summary.deadLettered)",
             "outbox_depth": "\((try? store.outboxDepth().values.reduce(0, +)) ?? -1)",
         ])
+        return reloader?.acceptedConfiguration.map(Exit.reload) ?? .stopped
     }
 }
 

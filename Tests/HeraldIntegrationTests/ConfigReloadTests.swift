@@ -1,0 +1,69 @@
+import Foundation
+import HeraldTestKit
+import Testing
+
+/// SIGHUP: `herald run` reads its config again and restarts the gateway on it in the same process, or
+/// keeps the running config when the file is not valid.
+@Suite("Config reload on SIGHUP")
+struct ConfigReloadTests {
+    private static func preview(_ message: TestMQTTClient.Received) throws -> String {
+        let fields = try #require(try JSONSerialization.jsonObject(with: Data(message.text.utf8)) as? [String: Any])
+        return try #require(fields["preview"] as? String)
+    }
+
+    private static func connections(in logs: String) -> Int { logs.components(separatedBy: "MQTT connected.").count - 1 }
+
+    private static func outputsQueued(_ fixture: GatewayFixture) throws -> Int {
+        let metrics = try Loopback.get(port: fixture.configuration.adminPort, path: "/metrics")
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("herald_outputs_queued_total ") })
+        return try #require(Int(line.split(separator: " ")[1]))
+    }
+
+    @Test func aValidConfigIsTakenUpInTheSameProcessAndAnInvalidOneLeavesTheRunningOne() async throws {
+        let fixture = try await GatewayFixture()
+        let herald = try await fixture.startHerald()
+        let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/notifications"])
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        let body = String(repeating: "abcde ", count: 15)  // 90 characters: whole under the default preview_length
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"], body: body))
+        try await observer.waitForMessages("m1's notification") { $0.count == 1 }
+        #expect(try Self.preview(observer.received[0]) == body)
+        let queuedByOne = try Self.outputsQueued(fixture)
+        #expect(queuedByOne > 0)
+
+        // A valid change: shorter previews. Two hangups in a row: the second arrives while the gateway
+        // restarts or after, and must not end the process either way.
+        fixture.configuration.topLevelExtra = "router:\n  preview_length: 20"
+        try fixture.directory.write("herald.yaml", fixture.configuration.yaml)
+        herald.child.signal(SIGHUP)
+        herald.child.signal(SIGHUP)
+        try await eventually("the gateway to restart and connect again") {
+            guard herald.child.isRunning else { throw TestKitError("herald exited on SIGHUP:\n\(fixture.logs)") }
+            return fixture.logs.contains("SIGHUP: the config is valid; restarting the gateway on it.") && Self.connections(in: fixture.logs) >= 4
+                && fixture.logs.components(separatedBy: "Herald starting.").count - 1 >= 2
+        }
+        try client.publish("chats/c1/messages", messageJSON(id: "m2", from: "alice", to: ["bob"], body: body, sentAt: 1_763_800_001_000))
+        try await observer.waitForMessages("m2's notification") { $0.count == 2 }
+        #expect(try Self.preview(observer.received[1]) == String(body.prefix(19)) + "…")
+
+        // An invalid file: the error names its line, and the running config stays.
+        try fixture.directory.write("herald.yaml", fixture.configuration.yaml.replacingOccurrences(of: "preview_length: 20", with: "preview_length: many"))
+        herald.child.signal(SIGHUP)
+        try await eventually("the refusal in the log") { fixture.logs.contains("SIGHUP: the config is not valid; the running config stays.") }
+        let refusal = try #require(fixture.logs.split(separator: "\n").first { $0.contains("the running config stays") })
+        #expect(refusal.contains("herald.yaml:") && refusal.contains("router.preview_length"))
+        try client.publish("chats/c1/messages", messageJSON(id: "m3", from: "alice", to: ["bob"], body: body, sentAt: 1_763_800_002_000))
+        try await observer.waitForMessages("m3's notification") { $0.count == 3 }
+        #expect(try Self.preview(observer.received[2]) == String(body.prefix(19)) + "…")
+        #expect(herald.child.isRunning)
+        #expect(try Self.outputsQueued(fixture) == 3 * queuedByOne, "the metrics count on across the restart")
+
+        herald.child.signal(SIGTERM)
+        #expect(try await herald.child.waitForExit() == 0)
+        for peer in [observer, client] { try await peer.close() }
+        // Every message once, across the restarts.
+        try fixture.directory.write("herald.yaml", fixture.configuration.yaml)
+        let badge = try await fixture.cli(["badge", "bob"])
+        #expect(badge.output.contains(#""unread":3"#))
+    }
+}
