@@ -66,4 +66,35 @@ struct ConfigReloadTests {
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.output.contains(#""unread":3"#))
     }
+
+    @Test func reloadsOnPostgreSQLLeaveNoConnectionBehind() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        let fixture = try await GatewayFixture(storeURL: url)
+        let herald = try await fixture.startHerald()
+        let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/notifications"])
+        let client = try await TestMQTTClient(port: fixture.broker.port)
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
+        try await observer.waitForMessages("m1's notification") { $0.count == 1 }
+        let connectionsQuery = "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name LIKE 'herald/%'"
+        let before = try #require(Int(try cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)))
+        #expect(before > 0)
+
+        for run in 2...4 {
+            herald.child.signal(SIGHUP)
+            try await eventually("run \(run) of the gateway to connect") {
+                guard herald.child.isRunning else { throw TestKitError("herald exited on SIGHUP:\n\(fixture.logs)") }
+                return fixture.logs.components(separatedBy: "Herald starting.").count - 1 >= run && Self.connections(in: fixture.logs) >= 2 * run
+            }
+        }
+        try client.publish("chats/c1/messages", messageJSON(id: "m2", from: "alice", to: ["bob"], sentAt: 1_763_800_001_000))
+        try await observer.waitForMessages("m2's notification") { $0.count == 2 }
+        try await eventually("the earlier runs' connections to be closed") {
+            Int(try cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 <= before
+        }
+        herald.child.signal(SIGTERM)
+        #expect(try await herald.child.waitForExit() == 0)
+        for peer in [observer, client] { try await peer.close() }
+    }
 }
