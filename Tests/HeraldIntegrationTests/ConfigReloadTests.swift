@@ -67,6 +67,19 @@ struct ConfigReloadTests {
         #expect(badge.output.contains(#""unread":3"#))
     }
 
+    @Test func aStopRightAfterAReloadStopsTheProcess() async throws {
+        // SIGTERM may reach the gateway before or after it took up the SIGHUP; either way it stops. Three
+        // rounds, so that the second order (the one a reload could swallow) comes up.
+        for _ in 1...3 {
+            let fixture = try await GatewayFixture()
+            let herald = try await fixture.startHerald()
+            herald.child.signal(SIGHUP)
+            herald.child.signal(SIGTERM)
+            #expect(try await herald.child.waitForExit() == 0)
+            #expect(fixture.logs.components(separatedBy: "Herald starting.").count - 1 == 1, "\(fixture.logs)")
+        }
+    }
+
     @Test func reloadsOnPostgreSQLLeaveNoConnectionBehind() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = try cluster.createDatabase()

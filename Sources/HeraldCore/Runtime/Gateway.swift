@@ -98,7 +98,12 @@ public struct Gateway: Sendable {
         logger.info("Herald starting.", metadata: store.startupMetadata().merging([
             "sources": "\(configuration.sources.map(\.name))", "sinks": "\(configuration.sinks.map(\.name))", "instance": "\(identity)",
         ]) { $1 })
-        try await ServiceGroup(configuration: groupConfiguration).run()
+        let group = ServiceGroup(configuration: groupConfiguration)
+        if let reloader {
+            try await reloader.watchingTermination { try await group.run() }
+        } else {
+            try await group.run()
+        }
         let summary = totals.snapshot()
         logger.info("Herald stopped.", metadata: [
             "applied": "\(summary.applied)", "duplicates": "\(summary.duplicates)", "dead_lettered": "\(summary.deadLettered)",
