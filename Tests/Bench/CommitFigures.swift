@@ -13,6 +13,9 @@ struct CommitFigures {
     var meanMilliseconds: Double
     /// Statements per commit sent to PostgreSQL, on average; `nil` with SQLite.
     var statementsPerCommit: Double?
+    /// How long the phase ran, in seconds, where the phase knows it: the summary then says what share of
+    /// it the single writer spent committing (near 100%, the writer is what limits the rate).
+    var runSeconds: Double?
 
     /// Scrapes the admin API on `port`; `nil` when it does not answer or has no commits yet.
     init?(adminPort: Int) {
@@ -31,9 +34,10 @@ struct CommitFigures {
         }
     }
 
-    /// `57 commits, 1061 records and 102.3 ms each on average, 6 statements each`.
+    /// `57 commits, 1061 records and 102.3 ms each on average, 6 statements each, committing 91% of the run`.
     var summary: String {
         "\(commits) commits, \(format(meanBatch)) records and \(format(meanMilliseconds, 1)) ms each on average"
             + (statementsPerCommit.map { ", \(format($0, 1)) statements each" } ?? "")
+            + (runSeconds.map { ", committing \(format(Double(commits) * meanMilliseconds / 10 / $0))% of the run" } ?? "")
     }
 }

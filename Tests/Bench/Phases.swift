@@ -101,7 +101,8 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
     let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
     try await publisher?.value
-    let commits = CommitFigures(adminPort: configuration.adminPort)
+    var commits = CommitFigures(adminPort: configuration.adminPort)
+    commits?.runSeconds = elapsed
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
