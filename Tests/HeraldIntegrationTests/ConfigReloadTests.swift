@@ -13,10 +13,15 @@ struct ConfigReloadTests {
 
     private static func connections(in logs: String) -> Int { logs.components(separatedBy: "MQTT connected.").count - 1 }
 
-    private static func outputsQueued(_ fixture: GatewayFixture) throws -> Int {
+    /// The value of the metric whose line starts with `series` (its name and labels).
+    private static func metric(_ series: String, _ fixture: GatewayFixture) throws -> Double {
         let metrics = try Loopback.get(port: fixture.configuration.adminPort, path: "/metrics")
-        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix("herald_outputs_queued_total ") })
-        return try #require(Int(line.split(separator: " ")[1]))
+        let line = try #require(metrics.split(separator: "\n").first { $0.hasPrefix(series + " ") }, "no \(series) in\n\(metrics)")
+        return try #require(Double(line.split(separator: " ")[1]))
+    }
+
+    private static func outputsQueued(_ fixture: GatewayFixture) throws -> Int {
+        Int(try metric("herald_outputs_queued_total", fixture))
     }
 
     @Test func aValidConfigIsTakenUpInTheSameProcessAndAnInvalidOneLeavesTheRunningOne() async throws {
@@ -57,6 +62,19 @@ struct ConfigReloadTests {
         #expect(try Self.preview(observer.received[2]) == String(body.prefix(19)) + "…")
         #expect(herald.child.isRunning)
         #expect(try Self.outputsQueued(fixture) == 3 * queuedByOne, "the metrics count on across the restart")
+        #expect(try Self.metric("herald_config_last_reload_successful", fixture) == 0)
+        #expect(try Self.metric(#"herald_config_reloads_total{result="failure"}"#, fixture) >= 1)
+        #expect(try Self.metric(#"herald_config_reloads_total{result="success"}"#, fixture) >= 1)
+        #expect(try Self.metric("herald_config_last_reload_success_timestamp_seconds", fixture) > 1_700_000_000)
+
+        // The file mended: the next SIGHUP reloads, and the gauge says so again.
+        let starts = fixture.logs.components(separatedBy: "Herald starting.").count - 1
+        try fixture.directory.write("herald.yaml", fixture.configuration.yaml)
+        herald.child.signal(SIGHUP)
+        try await eventually("the mended config to be taken up") {
+            guard fixture.logs.components(separatedBy: "Herald starting.").count - 1 > starts else { return false }
+            return (try? Self.metric("herald_config_last_reload_successful", fixture)) == 1
+        }
 
         herald.child.signal(SIGTERM)
         #expect(try await herald.child.waitForExit() == 0)

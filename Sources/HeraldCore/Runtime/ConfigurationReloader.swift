@@ -1,3 +1,4 @@
+import CoreMetrics
 import HeraldPluginAPI
 import ServiceLifecycle
 import Synchronization
@@ -10,17 +11,30 @@ import UnixSignals
 final class ConfigurationReloader: Service {
     private let load: @Sendable () throws -> HeraldConfiguration
     private let logger: Logger
+    private let clock: any WallClock
     private let state = Mutex(State())
+    private let succeeded: Counter
+    private let failed: Counter
+    private let lastSuccessful: Gauge
+    private let lastSuccessTime: Gauge
 
     private struct State {
         var accepted: HeraldConfiguration?
         var terminated = false
     }
 
-    /// - Parameter load: reads and validates the config file, as `herald check` does.
-    init(load: @escaping @Sendable () throws -> HeraldConfiguration, logger: Logger) {
+    /// - Parameters:
+    ///   - load: reads and validates the config file, as `herald check` does.
+    ///   - metrics: where `herald_config_reloads_total{result}`, `herald_config_last_reload_successful` and
+    ///     `herald_config_last_reload_success_timestamp_seconds` go.
+    init(load: @escaping @Sendable () throws -> HeraldConfiguration, logger: Logger, metrics: any MetricsFactory, clock: any WallClock) {
         self.load = load
         self.logger = logger
+        self.clock = clock
+        succeeded = Counter(label: "herald_config_reloads_total", dimensions: [("result", "success")], factory: metrics)
+        failed = Counter(label: "herald_config_reloads_total", dimensions: [("result", "failure")], factory: metrics)
+        lastSuccessful = Gauge(label: "herald_config_last_reload_successful", factory: metrics)
+        lastSuccessTime = Gauge(label: "herald_config_last_reload_success_timestamp_seconds", factory: metrics)
     }
 
     /// The config a SIGHUP brought in, once the service has ended for it; `nil` when SIGTERM or SIGINT
@@ -29,13 +43,20 @@ final class ConfigurationReloader: Service {
 
     /// Waits for SIGHUP until one brings a valid config or the gateway shuts down.
     func run() async throws {
+        // The gateway runs on a valid config, the one it started with or the one a reload brought.
+        lastSuccessful.record(1)
         for await _ in await UnixSignalsSequence(trapping: .sighup).cancelOnGracefulShutdown() {
             do {
                 let configuration = try load()
                 state.withLock { $0.accepted = configuration }
+                succeeded.increment()
+                lastSuccessful.record(1)
+                lastSuccessTime.record(Double(clock.now().milliseconds) / 1000)
                 logger.notice("SIGHUP: the config is valid; restarting the gateway on it.")
                 return
             } catch {
+                failed.increment()
+                lastSuccessful.record(0)
                 logger.error("SIGHUP: the config is not valid; the running config stays.", metadata: ["error": "\(error)"])
             }
         }

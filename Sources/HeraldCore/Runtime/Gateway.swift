@@ -88,7 +88,7 @@ public struct Gateway: Sendable {
         let parts = GatewayParts(configuration: configuration, identity: identity, store: store, blocking: blocking, tap: tap, totals: totals, commitHealth: commitHealth,
                                  sourceHealth: health, clock: clock, metrics: metrics, logger: logger)
         services += try extensions(parts).map { .init(service: $0) }
-        let reloader = reloadConfiguration.map { ConfigurationReloader(load: $0, logger: logger.with("component", "reload")) }
+        let reloader = reloadConfiguration.map { ConfigurationReloader(load: $0, logger: logger.with("component", "reload"), metrics: metrics, clock: clock) }
         if let reloader { services.append(.init(service: reloader, successTerminationBehavior: .gracefullyShutdownGroup)) }
 
         var groupConfiguration = ServiceGroupConfiguration(
