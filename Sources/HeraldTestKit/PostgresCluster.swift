@@ -45,7 +45,8 @@ public final class PostgresCluster: Sendable {
             runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
         }
         try Command.run(create[0], Array(create.dropFirst()))
-        let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1"]
+        // The shared cluster serves every PostgreSQL test at once, each gateway with its own pool: room for them.
+        let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"]
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
                                "-c", "max_wal_size=256MB", "-c", "min_wal_size=32MB"])

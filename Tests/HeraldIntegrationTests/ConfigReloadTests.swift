@@ -99,7 +99,9 @@ struct ConfigReloadTests {
     }
 
     @Test func reloadsOnPostgreSQLLeaveNoConnectionBehind() async throws {
-        let cluster = try await PostgresCluster.shared()
+        // A cluster of its own: a reload opens the new run's connections while the last run's close, and
+        // the shared cluster's connection slots belong to the tests running beside this one.
+        let cluster = try await PostgresCluster()
         let url = try cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let fixture = try await GatewayFixture(storeURL: url)
