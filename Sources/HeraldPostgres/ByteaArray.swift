@@ -1,31 +1,25 @@
-import HeraldPluginAPI
 import NIOCore
 import PostgresNIO
 
 /// A `bytea[]` parameter whose elements are written straight into the statement's buffer as they are
-/// produced, in PostgreSQL's binary array format. A batch's outbox payloads are encoded one at a time
+/// produced, in PostgreSQL's binary array format. A batch's outbox packs are encoded output by output
 /// into the statement instead of first into a buffer each: a batch of 5-member group messages holds
-/// 50,000 of them, and the copies held in between were the second largest part of the heap's peak.
+/// 50,000 outputs, and copies held in between were the second largest part of the heap's peak.
 struct ByteaArray<Elements: Collection>: PostgresNonThrowingEncodable {
     let elements: Elements
     /// Writes one element's bytes at the end of the buffer.
     let write: (Elements.Element, inout ByteBuffer) -> Void
 
+    /// The array of what `write(element, &buffer)` writes for each of `elements`, in order.
+    init(_ elements: Elements, writing write: @escaping (Elements.Element, inout ByteBuffer) -> Void) {
+        self.elements = elements
+        self.write = write
+    }
+
     /// The array of `bytes(element)` for each of `elements`, in order.
     init(_ elements: Elements, _ bytes: @escaping (Elements.Element) -> [UInt8]) {
         self.elements = elements
         write = { element, buffer in buffer.writeBytes(bytes(element)) }
-    }
-
-    /// The array of the outputs' wire documents, each written straight into the statement.
-    init(outputs elements: Elements, _ output: @escaping (Elements.Element) -> Output) {
-        self.elements = elements
-        write = { element, buffer in
-            let value = output(element)
-            buffer.writeWithUnsafeMutableBytes(minimumWritableBytes: OutputWireFormat.encodedSizeBound(value)) {
-                OutputWireFormat.encode(value, into: $0)
-            }
-        }
     }
 
     static var psqlType: PostgresDataType { .byteaArray }

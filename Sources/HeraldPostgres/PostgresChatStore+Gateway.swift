@@ -25,9 +25,9 @@ extension PostgresChatStore: GatewayStore {
         try read { session in
             try session.query("""
                 WITH RECURSIVE sinks(sink) AS (
-                    SELECT min(sink) FROM outbox
-                    UNION ALL SELECT (SELECT min(sink) FROM outbox WHERE sink > sinks.sink) FROM sinks WHERE sinks.sink IS NOT NULL)
-                SELECT min((SELECT created_at FROM outbox WHERE outbox.sink = sinks.sink ORDER BY seq LIMIT 1))
+                    SELECT min(sink) FROM outbox_packs
+                    UNION ALL SELECT (SELECT min(sink) FROM outbox_packs WHERE sink > sinks.sink) FROM sinks WHERE sinks.sink IS NOT NULL)
+                SELECT min((SELECT created_at FROM outbox_packs p WHERE p.sink = sinks.sink ORDER BY seq LIMIT 1))
                 FROM sinks WHERE sink IS NOT NULL
                 """).map { try $0.decode(Int64?.self) }.first.flatMap { $0 }
                 .map { now.milliseconds - $0 }

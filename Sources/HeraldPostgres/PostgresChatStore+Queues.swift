@@ -7,64 +7,99 @@ import Synchronization
 extension PostgresChatStore {
     /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
-        var bindings = PostgresBindings(capacity: 3)
+        let cursor = OutboxPack.place(of: after)
+        var bindings = PostgresBindings(capacity: 4)
         bindings.append(sink)
-        bindings.append(after)
+        bindings.append(cursor.pack)
+        bindings.append(cursor.position + 1)
         bindings.append(limit)
         let query = PostgresQuery(unsafeSQL: Self.pendingOutputsSQL, binds: bindings)
         return try read { session in
-            try session.query(query).map { row in
+            var envelopes: [OutboxEnvelope] = []
+            for row in try session.query(query) {
                 var columns = RowColumns(row)
-                let sequence = try columns.next(Int64.self), recipient = try columns.next(String.self)
-                let kindName = try columns.next(String.self), payload = try columns.next(ByteBuffer.self)
-                let createdAt = try columns.next(Int64.self), attempts = try columns.next(Int.self)
-                guard let kind = OutputKind(rawValue: kindName) else {
-                    throw PostgresStoreError.statement("outbox row \(sequence) has unknown kind \(kindName)")
+                let seq = try columns.next(Int64.self), createdAt = try columns.next(Int64.self)
+                let delivered = try columns.next(Int.self), attempts = try columns.next(Int.self)
+                let first = try columns.next(Int.self), entries = try columns.next(ByteBuffer.self)
+                for (position, entry) in try OutboxPack.entries(entries, from: first) where envelopes.count < limit {
+                    let sequence = OutboxPack.sequence(pack: seq, position: position)
+                    guard let kind = OutputKind(rawValue: entry.kind) else {
+                        throw PostgresStoreError.statement("outbox entry \(sequence) has unknown kind \(entry.kind)")
+                    }
+                    envelopes.append(OutboxEnvelope(sequence: sequence, recipient: UserID(entry.recipient), kind: kind,
+                                                    payload: entry.payload, createdAt: Timestamp(milliseconds: createdAt),
+                                                    attempts: position == delivered ? attempts : 0))
                 }
-                return OutboxEnvelope(sequence: sequence, recipient: UserID(recipient), kind: kind, payload: Array(buffer: payload),
-                                      createdAt: Timestamp(milliseconds: createdAt), attempts: attempts)
             }
+            return envelopes
         }
     }
 
-    /// A sink's entries after a sequence, oldest first ($1 sink, $2 after, $3 limit): a range of the
-    /// outbox's key, (sink, seq).
+    /// A sink's packs with outputs after a sequence, oldest first, as many as hold `limit` of them ($1 sink,
+    /// $2 and $3 the pack and the place in it where the outputs start, $4 limit): a range of the key,
+    /// (sink, seq). `first` is the first output of a pack to deliver; the packs past the first `limit`
+    /// outputs are left out before their entries are read.
     static let pendingOutputsSQL = """
-        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE sink = $1 AND seq > $2 ORDER BY seq LIMIT $3
+        SELECT seq, created_at, delivered, attempts, first, entries FROM (
+            SELECT *, sum(outputs - first) OVER (ORDER BY seq) - (outputs - first) AS before FROM (
+                SELECT seq, created_at, outputs, delivered, attempts, entries,
+                       GREATEST(delivered, CASE WHEN seq = $2 THEN $3 ELSE 0 END) AS first
+                FROM outbox_packs WHERE sink = $1 AND seq >= $2 ORDER BY seq LIMIT $4 + 1) AS packs
+            WHERE outputs > first) AS counted
+        WHERE before < $4 ORDER BY seq
         """
 
-    /// Removes exactly the delivered entries: with several writers an entry with a lower sequence may
-    /// commit after a higher one was delivered, so a range delete could take an undelivered entry.
-    ///
-    /// The statement scans the key's range from the lowest to the highest delivered sequence once and
-    /// keeps the delivered ones with a hashed `= ANY` test (`seq + 0` keeps that test out of the index
-    /// condition). Looking each sequence up in the key instead descends the index once per entry: about
-    /// three times the work for the few thousand entries a purge holds.
+    /// Marks the delivered outputs. A pack's outputs are delivered in order from its first undelivered
+    /// one, so a pack keeps how many at its front are delivered, and goes when all are. With several
+    /// writers a pack with a lower sequence may commit after a higher one was delivered, so nothing is
+    /// removed by range; and within a pack only the run of delivered outputs that joins its delivered
+    /// front counts (an output after a gap is delivered again: at least once).
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
-        guard let lowest = delivered.min(), let highest = delivered.max() else { return }
+        var positions: [Int64: [Int]] = [:]
+        for sequence in delivered {
+            let place = OutboxPack.place(of: sequence)
+            positions[place.pack, default: []].append(place.position)
+        }
+        guard !positions.isEmpty else { return }
+        let packs = positions.keys.sorted()
+        var from: [Int] = [], through: [Int] = []
+        for pack in packs {
+            let sorted = (positions[pack] ?? []).sorted()
+            var end = sorted[0] + 1
+            for position in sorted.dropFirst() where position == end { end += 1 }
+            from.append(sorted[0])
+            through.append(end)
+        }
         var bindings = PostgresBindings(capacity: 4)
         bindings.append(sink)
-        bindings.append(lowest)
-        bindings.append(highest)
-        bindings.append(delivered)
+        bindings.append(packs)
+        bindings.append(from)
+        bindings.append(through)
         let query = PostgresQuery(unsafeSQL: Self.removeOutputsSQL, binds: bindings)
         try read { session in try session.execute(query) }
         removedSinceVacuum.add(delivered.count, ordering: .relaxed)
     }
 
-    /// Deletes delivered entries ($1 sink, $2 lowest and $3 highest sequence, $4 every sequence).
+    /// Removes the packs delivered to their end and moves the others' delivered count forward ($1 sink,
+    /// $2 packs, $3 and $4 the run of each pack's outputs delivered, from and through). A run counts where
+    /// it joins the pack's delivered front. The two statements touch different packs.
     static let removeOutputsSQL = """
-        DELETE FROM outbox WHERE sink = $1 AND seq BETWEEN $2 AND $3 AND seq + 0 = ANY($4)
+        WITH done AS (SELECT * FROM unnest($2::int8[], $3::int4[], $4::int4[]) AS d(seq, first, through)),
+        gone AS (DELETE FROM outbox_packs p USING done d
+                 WHERE p.sink = $1 AND p.seq = d.seq AND d.first <= p.delivered AND d.through >= p.outputs)
+        UPDATE outbox_packs p SET delivered = d.through, attempts = 0 FROM done d
+        WHERE p.sink = $1 AND p.seq = d.seq AND d.first <= p.delivered AND d.through > p.delivered AND d.through < p.outputs
         """
 
     /// Several writers: an entry may commit below one a dispatcher has read.
     public var outboxFollowsCommitOrder: Bool { false }
 
-    /// Counts a failed attempt for the entries.
+    /// Counts a failed attempt for the entries (the first undelivered output of their packs).
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
-        guard !sequences.isEmpty else { return }
+        let packs = sequences.map { OutboxPack.place(of: $0).pack }
+        guard !packs.isEmpty else { return }
         try read { session in
-            try session.execute("UPDATE outbox SET attempts = attempts + 1 WHERE sink = \(sink) AND seq = ANY(\(sequences))")
+            try session.execute("UPDATE outbox_packs SET attempts = attempts + 1 WHERE sink = \(sink) AND seq = ANY(\(packs))")
         }
     }
 
@@ -79,7 +114,7 @@ extension PostgresChatStore {
     public func outboxDepth() throws -> [String: Int] {
         try read { session in
             var depth: [String: Int] = [:]
-            for row in try session.query("SELECT sink, count(*) FROM outbox GROUP BY sink") {
+            for row in try session.query("SELECT sink, sum(outputs - delivered)::int8 FROM outbox_packs GROUP BY sink") {
                 let (sink, count) = try row.decode((String, Int).self)
                 depth[sink] = count
             }
@@ -148,9 +183,15 @@ extension PostgresChatStore {
     /// Moves an undeliverable output to the dead-letter queue, in one transaction.
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
         let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
+        let place = OutboxPack.place(of: envelope.sequence)
+        // The output is its pack's first undelivered one (the dispatcher removed what it delivered before
+        // it): the pack goes if it was the last, else its delivered count moves past it.
         try read { session in
             try session.query("""
-                WITH gone AS (DELETE FROM outbox WHERE sink = \(sink) AND seq = \(envelope.sequence) RETURNING seq)
+                WITH gone AS (DELETE FROM outbox_packs
+                              WHERE sink = \(sink) AND seq = \(place.pack) AND delivered = \(place.position) AND outputs = \(place.position + 1)),
+                passed AS (UPDATE outbox_packs SET delivered = \(place.position + 1), attempts = 0
+                           WHERE sink = \(sink) AND seq = \(place.pack) AND delivered = \(place.position) AND outputs > \(place.position + 1))
                 INSERT INTO dead_letters (adapter, origin, reason, detail, raw, raw_size, received_at)
                 VALUES (\(sink), \(origin), \(rejection.reason.rawValue), \(rejection.detail), \(ByteBuffer(bytes: envelope.payload)),
                         \(envelope.payload.count), \(time.milliseconds))

@@ -125,7 +125,7 @@ public final class PostgresChatStore: ChatStore {
         try read { session in
             let rows = try session.query("""
                 SELECT (SELECT count(*) FROM messages), (SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL),
-                       (SELECT count(*) FROM outbox)
+                       (SELECT coalesce(sum(outputs - delivered), 0)::int8 FROM outbox_packs)
                 """)
             for row in rows {
                 let (messages, letters, outbox) = try row.decode((Int, Int, Int).self)

@@ -97,7 +97,7 @@ extension PostgresSchema {
     }
 
     /// The tables whose rows `herald run` reads and writes.
-    static var rowTables: [String] { StoreTable.all.map(\.postgres) + ["leases"] }
+    static var rowTables: [String] { StoreTable.all.map(\.postgres) + ["outbox_packs", "leases"] }
 
     /// What the session's role lacks of the privileges the gateway needs: reading and writing rows in
     /// ``rowTables``, reading the migrations, drawing from the tables' sequences and calling Herald's
@@ -110,7 +110,7 @@ extension PostgresSchema {
                     WHERE NOT has_table_privilege(t, p)
                 UNION ALL SELECT 'herald_schema_migrations', 'SELECT' WHERE NOT has_table_privilege('herald_schema_migrations', 'SELECT')
                 UNION ALL SELECT s, 'USAGE' FROM (
-                    SELECT pg_get_serial_sequence(k.t, k.c) AS s FROM unnest(ARRAY['messages', 'outbox', 'dead_letters'], ARRAY['seq', 'seq', 'id']) AS k(t, c)) AS q
+                    SELECT pg_get_serial_sequence(k.t, k.c) AS s FROM unnest(ARRAY['messages', 'outbox_packs', 'dead_letters'], ARRAY['seq', 'seq', 'id']) AS k(t, c)) AS q
                     WHERE NOT has_sequence_privilege(s, 'USAGE')
                 UNION ALL SELECT p.proname || '()', 'EXECUTE' FROM pg_proc p
                     WHERE p.proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch')

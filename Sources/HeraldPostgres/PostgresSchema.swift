@@ -64,7 +64,7 @@ enum PostgresSchema {
                 PRIMARY KEY (source, key))
             """,
         ]),
-        (2, "herald_write_batch: a batch's writes in one statement", [PostgresWriteFunction.definition]),
+        (2, "herald_write_batch: a batch's writes in one statement", [PostgresWriteFunction.definition(outbox: .rows)]),
         (3, "leases: one instance at a time delivers a sink's outbox or runs a singleton source", [
             """
             CREATE TABLE leases (
@@ -96,6 +96,8 @@ enum PostgresSchema {
         ]),
         (6, "herald_load_slice and herald_load_counters: a batch's reads, planned once per connection",
          [PostgresReadFunctions.slice, PostgresReadFunctions.counters, PostgresReadFunctions.writePageCost]),
+        (7, "the outbox in packs: a row per sink and up to 256 outputs of a batch, and a view of it a row per output",
+         PostgresOutboxSchema.migration),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

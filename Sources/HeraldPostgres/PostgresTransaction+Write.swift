@@ -17,6 +17,7 @@ extension PostgresTransaction {
         let focused = delta.presence.filter { $0.until != nil }
         let unfocused = delta.presence.filter { $0.until == nil }
         let outbox = delta.outbox
+        let packs = OutboxPack.packing(outbox)
         let letters = delta.deadLetters
         let saved = delta.checkpoints.compactMap { checkpoint in checkpoint.value.map { (checkpoint, $0) } }
         let removed = delta.checkpoints.filter { $0.value == nil }
@@ -40,8 +41,8 @@ extension PostgresTransaction {
                 \(focused.map(\.chat.rawValue))::text[], \(focused.map(\.user.rawValue))::text[],
                 \(focused.map { $0.until?.milliseconds ?? 0 })::int8[],
                 \(unfocused.map(\.chat.rawValue))::text[], \(unfocused.map(\.user.rawValue))::text[],
-                \(outbox.map(\.sink))::text[], \(outbox.map(\.recipient.rawValue))::text[], \(outbox.map(\.kind.rawValue))::text[],
-                \(ByteaArray(outputs: outbox) { $0.output })::bytea[], \(outbox.map(\.createdAt.milliseconds))::int8[],
+                \(packs.map(\.sink))::text[], \(packs.map(\.createdAt))::int8[], \(packs.map { $0.rows.count })::int4[],
+                \(ByteaArray(packs, writing: { pack, buffer in pack.writeEntries(of: outbox, into: &buffer) }))::bytea[],
                 \(letters.map(\.provenance.adapter))::text[], \(letters.map(\.provenance.origin))::text[],
                 \(letters.map(\.rejection.reason.rawValue))::text[], \(letters.map(\.rejection.detail))::text[],
                 \(ByteaArray(letters) { $0.raw })::bytea[], \(letters.map(\.provenance.rawSize))::int4[],

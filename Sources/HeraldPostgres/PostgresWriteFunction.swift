@@ -4,8 +4,41 @@
 /// describes: messages inserted with conflict-skip, counters by deltas, read positions only forward.
 /// Returns how many messages were inserted, which the caller checks against the slice.
 enum PostgresWriteFunction {
-    /// Creates (or replaces) `herald_write_batch`.
-    static let definition = """
+    /// How the function stores a batch's outputs.
+    enum Outbox {
+        /// A row of `outbox` per output (migration 2).
+        case rows
+        /// A row of `outbox_packs` per pack of outputs that Herald packed (migration 7, ``OutboxPack``).
+        case packs
+
+        var parameters: String {
+            switch self {
+            case .rows: "o_sink text[], o_recipient text[], o_kind text[], o_payload bytea[], o_created_at int8[],"
+            case .packs: "o_sink text[], o_created_at int8[], o_outputs int4[], o_entries bytea[],"
+            }
+        }
+
+        var insert: String {
+            switch self {
+            case .rows: """
+                    INSERT INTO outbox (sink, recipient, kind, payload, created_at)
+                    SELECT r.sink, r.recipient, r.kind, r.payload, r.created_at
+                    FROM unnest(o_sink, o_recipient, o_kind, o_payload, o_created_at) WITH ORDINALITY AS r(sink, recipient, kind, payload, created_at, i)
+                    ORDER BY r.i;
+                """
+            case .packs: """
+                    INSERT INTO outbox_packs (sink, created_at, outputs, entries)
+                    SELECT r.sink, r.created_at, r.outputs, r.entries
+                    FROM unnest(o_sink, o_created_at, o_outputs, o_entries) WITH ORDINALITY AS r(sink, created_at, outputs, entries, i)
+                    ORDER BY r.i;
+                """
+            }
+        }
+    }
+
+    /// Creates (or replaces) `herald_write_batch`, storing outputs as `outbox` says.
+    static func definition(outbox: Outbox) -> String {
+        """
         CREATE OR REPLACE FUNCTION herald_write_batch(
             m_chat text[], m_id text[], m_sender text[], m_body text[], m_sent_at int8[], m_received_at int8[],
             c_chat text[], c_declared bool[],
@@ -16,7 +49,7 @@ enum PostgresWriteFunction {
             u_user text[], u_chat text[], u_delta int4[],
             ps_chat text[], ps_user text[], ps_until int8[],
             pc_chat text[], pc_user text[],
-            o_sink text[], o_recipient text[], o_kind text[], o_payload bytea[], o_created_at int8[],
+            \(outbox.parameters)
             d_adapter text[], d_origin text[], d_reason text[], d_detail text[], d_raw bytea[], d_raw_size int4[], d_received_at int8[],
             k_source text[], k_key text[], k_value text[], k_time int8,
             kd_source text[], kd_key text[]
@@ -68,10 +101,7 @@ enum PostgresWriteFunction {
                 DELETE FROM presence p USING unnest(pc_chat, pc_user) AS k(chat, user_id) WHERE p.chat = k.chat AND p.user_id = k.user_id;
             END IF;
             IF cardinality(o_sink) > 0 THEN
-                INSERT INTO outbox (sink, recipient, kind, payload, created_at)
-                SELECT r.sink, r.recipient, r.kind, r.payload, r.created_at
-                FROM unnest(o_sink, o_recipient, o_kind, o_payload, o_created_at) WITH ORDINALITY AS r(sink, recipient, kind, payload, created_at, i)
-                ORDER BY r.i;
+            \(outbox.insert)
             END IF;
             IF cardinality(d_adapter) > 0 THEN
                 INSERT INTO dead_letters (adapter, origin, reason, detail, raw, raw_size, received_at)
@@ -89,4 +119,5 @@ enum PostgresWriteFunction {
         END
         $$
         """
+    }
 }

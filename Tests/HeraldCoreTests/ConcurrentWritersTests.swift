@@ -136,19 +136,56 @@ struct ConcurrentWritersTests {
         #expect(try store.activeLeases().map(\.holder) == ["a"])
     }
 
+    /// Each commit's outputs are packed apart: a dispatcher that confirmed a later commit's outputs
+    /// removes exactly those, and leaves the earlier one's, which committed below what it read.
     @Test func deliveredOutputsAreRemovedExactlyLeavingOnesThatCommittedBelowThem() async throws {
+        let store = try await Self.emptyStore()
+        try await offCooperativePool {
+            let router = Self.router(store)
+            // Each commit's outputs: what it added to the outbox.
+            var commits: [[Int64]] = []
+            for commit in 0..<3 {
+                let before = Set(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence))
+                _ = try router.commit((0..<5).map { Self.message("m\(commit)-\($0)", at: 1000 * commit + $0) })
+                commits.append(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence).filter { !before.contains($0) })
+            }
+            let first = commits[0], second = commits[1], third = commits[2]
+            #expect(!first.isEmpty && !second.isEmpty && !third.isEmpty)
+            // The dispatcher confirmed the second commit's and the third's, not the first's.
+            try store.removeOutputs(sink: "sink", delivered: second + third)
+            #expect(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence) == first)
+        }
+    }
+
+    /// Within one commit's outputs only the delivered run that starts at the first undelivered output
+    /// counts; an output confirmed after a gap is delivered again (at least once, never lost).
+    @Test func aConfirmationAfterAGapLeavesTheGapAndWhatFollowsIt() async throws {
+        let store = try await Self.emptyStore()
+        try await offCooperativePool {
+            _ = try Self.router(store).commit((0..<5).map { Self.message("m\($0)", at: 1000 + $0) })
+            let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100)
+            #expect(pending.count > 3)
+            try store.removeOutputs(sink: "sink", delivered: [pending[0].sequence, pending[1].sequence, pending[3].sequence])
+            #expect(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence) == pending.dropFirst(2).map(\.sequence))
+            // Read on from a cursor inside the pack, as a dispatcher does between purges.
+            #expect(try store.pendingOutputs(sink: "sink", after: pending[2].sequence, limit: 100).map(\.sequence)
+                    == pending.dropFirst(3).map(\.sequence))
+            try store.removeOutputs(sink: "sink", delivered: pending.dropFirst(2).map(\.sequence))
+            #expect(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).isEmpty)
+            #expect(try store.outboxDepth().isEmpty)
+        }
+    }
+
+    static func emptyStore() async throws -> PostgresChatStore {
         let cluster = try await PostgresCluster.shared()
-        let store = try await offCooperativePool {
+        return try await offCooperativePool {
             try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()), logger: Self.logger)
         }
-        try await offCooperativePool {
-            _ = try Self.router(store).commit((0..<5).map { Self.record(.messageReceived(MessageReceived(
-                chat: "c", id: MessageID("m\($0)"), sender: "alice", recipients: ["bob"], body: "x", sentAt: Timestamp(milliseconds: 1000 + Int64($0))))) })
-            let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100)
-            // The dispatcher confirmed the first and the last, not the ones between.
-            try store.removeOutputs(sink: "sink", delivered: [pending[0].sequence, pending[pending.count - 1].sequence])
-            #expect(try store.pendingOutputs(sink: "sink", after: 0, limit: 100).map(\.sequence) == pending.dropFirst().dropLast().map(\.sequence))
-        }
+    }
+
+    static func message(_ id: String, at milliseconds: Int) -> SourceRecord {
+        record(.messageReceived(MessageReceived(chat: "c", id: MessageID(id), sender: "alice", recipients: ["bob"], body: "x",
+                                                sentAt: Timestamp(milliseconds: Int64(milliseconds)))))
     }
 }
 

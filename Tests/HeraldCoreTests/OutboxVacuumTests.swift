@@ -18,11 +18,13 @@ struct OutboxVacuumTests {
         let vacuum = OutboxVacuum(store: store, threshold: 200, logger: Self.logger, metrics: NOOPMetricsHandler.instance)
         #expect(try await offCooperativePool { try store.mayVacuumOutbox() })
 
-        try await offCooperativePool { try store.removeOutputs(sink: "push", delivered: Array(1...100)) }
+        let sequences = try await offCooperativePool { try store.pendingOutputs(sink: "push", after: 0, limit: 300).map(\.sequence) }
+        #expect(sequences.count == 300)
+        try await offCooperativePool { try store.removeOutputs(sink: "push", delivered: Array(sequences[0..<100])) }
         #expect(try await vacuum.vacuumOnce() == false)
         #expect(try Self.vacuumCount(cluster, database) == 0)
 
-        try await offCooperativePool { try store.removeOutputs(sink: "push", delivered: Array(101...250)) }
+        try await offCooperativePool { try store.removeOutputs(sink: "push", delivered: Array(sequences[100..<250])) }
         #expect(try await vacuum.vacuumOnce())
         #expect(try Self.vacuumCount(cluster, database) == 1)
         // The count starts over: the next vacuum waits for another 200 removed entries.
@@ -42,7 +44,7 @@ struct OutboxVacuumTests {
         #expect(try await offCooperativePool { try store.mayVacuumOutbox() } == false)
     }
 
-    /// A new database with `entries` outbox entries for the sink `push`, sequences 1 to `entries`.
+    /// A new database with `entries` outbox entries for the sink `push`.
     private static func storeWithOutbox(entries: Int) async throws -> (PostgresCluster, String, PostgresChatStore) {
         let cluster = try await PostgresCluster.shared()
         let url = try cluster.createDatabase()
@@ -56,7 +58,7 @@ struct OutboxVacuumTests {
     }
 
     private static func vacuumCount(_ cluster: PostgresCluster, _ database: String) throws -> Int {
-        let text = try cluster.psql(database: database, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'outbox'")
+        let text = try cluster.psql(database: database, "SELECT vacuum_count FROM pg_stat_user_tables WHERE relname = 'outbox_packs'")
         return Int(text.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
     }
 }

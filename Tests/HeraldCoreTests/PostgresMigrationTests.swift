@@ -4,6 +4,7 @@ import HeraldPluginAPI
 @testable import HeraldPostgres
 import HeraldTestKit
 import Logging
+import NIOCore
 import Testing
 
 /// A store made by an older Herald takes the newer migrations at start, with its data intact.
@@ -11,39 +12,75 @@ import Testing
 struct PostgresMigrationTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
-    /// Migration 5 gives identifier columns byte-wise comparison (their indexes are rebuilt); a store
-    /// from before it keeps its messages, counters and outbox.
-    @Test func identifierColumnsTurnByteWiseWithTheirDataKept() async throws {
-        let harness = try await RouterHarness(.postgres)
-        let store = try #require(harness.store as? PostgresChatStore)
-        try await harness.commitMessages(20, overChats: 4)
-        let outbox = try store.outboxDepth()
-        #expect(outbox["sink"] ?? 0 > 20)
+    /// A store left at version 4 (identifiers in the database's collation, the outbox a row per output)
+    /// takes migrations 5 to the newest: identifier columns compare byte-wise as in a new store, and its
+    /// messages, counters and undelivered outputs (in order, with their attempts) are all still there.
+    @Test func aVersionFourStoreKeepsItsDataThroughTheNewerMigrations() async throws {
         let cluster = try await PostgresCluster.shared()
-        let database = store.settings.database
-        // The store as the previous Herald left it: the columns in the database's collation, version 4.
-        let columns = try cluster.psql(database: database, """
-            SELECT table_name || '.' || column_name FROM information_schema.columns
-            WHERE table_schema = 'public' AND collation_name = 'C' AND column_name NOT IN ('id', 'message_id') ORDER BY 1
-            """).split(separator: "\n").map(String.init)
-        #expect(columns.count == 20, "\(columns)")
-        for column in columns {
-            let parts = column.split(separator: ".")
-            try cluster.psql(database: database, "ALTER TABLE \(parts[0]) ALTER COLUMN \(parts[1]) TYPE text COLLATE \"default\"")
-        }
-        try cluster.psql(database: database, "DELETE FROM herald_schema_migrations WHERE version = 5")
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        let old = PostgresSchema.migrations.filter { $0.version <= 4 }
+        try cluster.psql(database: database, """
+            CREATE TABLE herald_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
+            \(old.flatMap(\.sql).joined(separator: ";\n"));
+            INSERT INTO herald_schema_migrations (version, name) VALUES \(old.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "));
+            INSERT INTO chats (chat, declared) SELECT 'c' || c, false FROM generate_series(0, 3) c;
+            INSERT INTO chat_members (chat, user_id, declared, inferred)
+                SELECT 'c' || c, u, false, true FROM generate_series(0, 3) c, unnest(ARRAY['alice', 'bob']) u;
+            INSERT INTO messages (chat, id, sender, body, sent_at, received_at)
+                SELECT 'c' || (i % 4), 'm' || i, 'alice', 'body ' || i, 1000 + i, 2000 + i FROM generate_series(0, 19) i;
+            INSERT INTO unread_counters (user_id, chat, unread) SELECT 'bob', 'c' || c, 5 FROM generate_series(0, 3) c;
+            INSERT INTO outbox (sink, recipient, kind, payload, created_at)
+                SELECT 'sink', 'bob', 'notification', convert_to('{"n":' || i || '}', 'UTF8'), 3000 + i FROM generate_series(0, 24) i;
+            UPDATE outbox SET attempts = 2 WHERE seq = (SELECT min(seq) FROM outbox);
+            """)
 
         var announced: [String] = []
-        let reopened = try PostgresChatStore(settings: store.settings, logger: Self.logger) { announced = $0 }
-        #expect(announced == ["identifiers compare byte-wise (COLLATE \"C\"): chats, users, sinks, sources"])
-        let byteWise = try cluster.psql(database: database, """
-            SELECT count(*) FROM information_schema.columns
-            WHERE table_schema = 'public' AND collation_name = 'C' AND column_name NOT IN ('id', 'message_id')
-            """)
-        #expect(byteWise.trimmingCharacters(in: .whitespacesAndNewlines) == "20")
-        #expect(try reopened.statistics().messages == 20)
-        #expect(try reopened.badge(for: "bob").unread == 20)
-        #expect(try reopened.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
-        #expect(try reopened.outboxDepth() == outbox)
+        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) { announced = $0 }
+        #expect(announced == PostgresSchema.migrations.filter { $0.version > 4 }.map(\.name))
+
+        let freshURL = try cluster.createDatabase()
+        let fresh = String(freshURL.split(separator: "/").last ?? "")
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: freshURL), logger: Self.logger)
+        let byteWise = """
+            SELECT string_agg(table_name || '.' || column_name, ' ' ORDER BY 1, 2) FROM information_schema.columns
+            WHERE table_schema = 'public' AND collation_name = 'C'
+            """
+        #expect(try cluster.psql(database: database, byteWise) == (try cluster.psql(database: fresh, byteWise)))
+
+        #expect(try store.statistics().messages == 20)
+        #expect(try store.badge(for: "bob").unread == 20)
+        #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
+        #expect(try store.outboxDepth() == ["sink": 25])
+        let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100)
+        #expect(pending.map { String(decoding: $0.payload, as: UTF8.self) } == (0..<25).map { "{\"n\":\($0)}" })
+        #expect(pending.map(\.recipient) == Array(repeating: "bob", count: 25))
+        #expect(pending.map(\.kind) == Array(repeating: .notification, count: 25))
+        #expect(pending.map(\.createdAt.milliseconds) == (0..<25).map { 3000 + Int64($0) })
+        #expect(pending.map(\.attempts) == [2] + Array(repeating: 0, count: 24))
+        try store.removeOutputs(sink: "sink", delivered: pending.prefix(10).map(\.sequence))
+        #expect(try store.outboxDepth() == ["sink": 15])
+    }
+
+    /// The `outbox` view shows each output Herald packed as a row, as the table did: the entries that the
+    /// gateway writes and the ones SQL reads are the same bytes.
+    @Test func theOutboxViewShowsEachUndeliveredOutputAsARow() async throws {
+        let harness = try await RouterHarness(.postgres)
+        let store = try #require(harness.store as? PostgresChatStore)
+        try await harness.commitMessages(300, overChats: 2)
+        let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000)
+        #expect(pending.count > OutboxPack.maximumOutputs, "more than one pack")
+        try store.removeOutputs(sink: "sink", delivered: pending.prefix(3).map(\.sequence))
+        let undelivered = pending.dropFirst(3)
+
+        let cluster = try await PostgresCluster.shared()
+        let rows = try cluster.psql(database: store.settings.database, """
+            SELECT seq || ' ' || recipient || ' ' || kind || ' ' || created_at || ' ' || encode(payload, 'hex') FROM outbox ORDER BY seq
+            """).split(separator: "\n").map(String.init)
+        let expected = undelivered.map { envelope in
+            "\(envelope.sequence) \(envelope.recipient) \(envelope.kind.rawValue) \(envelope.createdAt.milliseconds) "
+                + envelope.payload.map { String(format: "%02x", $0) }.joined()
+        }
+        #expect(rows == Array(expected))
     }
 }
