@@ -5,15 +5,15 @@ import Metrics
 public import CoreMetrics
 public import ServiceLifecycle
 
-/// Vacuums the PostgreSQL outbox once the dispatchers have removed ``threshold`` entries since the last
+/// Vacuums the PostgreSQL outbox once the dispatchers have delivered ``threshold`` outputs since the last
 /// time, checking every ``interval``.
 ///
-/// The outbox is a queue: every output is a row written and deleted within moments. Its deleted rows stay
-/// in the table's index until a vacuum, and a dispatcher that reads a sink's entries from the start (which
-/// it does after each purge, as several writers may commit below what it read) walks over every one of
-/// them. Autovacuum visits a database at most once a minute (`autovacuum_naptime`), and by then a gateway
-/// queueing 16,000 outputs a second (2,000 messages a second to 5-member groups) leaves about a million:
-/// measured, each read then took milliseconds, delivery fell behind and notifications waited half a
+/// The outbox is a queue: every pack of outputs is a row written and deleted within moments. Its deleted
+/// rows stay in the table's index until a vacuum, and a dispatcher that reads a sink's packs from the start
+/// (which it does after each purge, as several writers may commit below what it read) walks over every one
+/// of them. Autovacuum visits a database at most once a minute (`autovacuum_naptime`); with a row per output,
+/// a gateway queueing 16,000 outputs a second (2,000 messages a second to 5-member groups) left about a
+/// million by then: each read took milliseconds, delivery fell behind and notifications waited half a
 /// minute. Vacuuming the outbox alone takes milliseconds and keeps the reads short.
 ///
 /// It needs the table's owner (the role that created the schema) or a superuser; otherwise it logs once
@@ -45,7 +45,7 @@ public struct OutboxVacuum: Service, CustomStringConvertible {
     }
 
     /// How the service lifecycle's log lines name it.
-    public var description: String { "outbox vacuum (after \(threshold) removed entries)" }
+    public var description: String { "outbox vacuum (after \(threshold) delivered outputs)" }
 
     /// Vacuums as entries are removed, until shutdown.
     public func run() async throws {
