@@ -40,8 +40,9 @@ public protocol ChatStore: Sendable {
     func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope]
     /// Removes `sink`'s `delivered` entries (ascending). A backend whose sequences follow commit order
     /// (``outboxFollowsCommitOrder``, SQLite) may remove every entry of the sink from the first to the
-    /// last; one with several writers (PostgreSQL) removes exactly these, because an entry with a lower
-    /// sequence may commit later.
+    /// last; one with several writers (PostgreSQL) removes no entry of another commit, because an entry
+    /// with a lower sequence may commit later. Within one commit's entries, which a dispatcher delivers in
+    /// order, PostgreSQL removes those from the first undelivered one up to the first gap.
     func removeOutputs(sink: String, delivered: [Int64]) throws
     /// Whether outbox entries commit in sequence order (one writer). A dispatcher then reads on from
     /// its position, and passes over the entries other sinks have left undelivered only once. Otherwise
