@@ -3,22 +3,31 @@ import HeraldTestKit
 /// Backlog drains of `mosquitto_sub` and of Herald, taken in turn several times. One drain on a shared host
 /// moves by 20–40% from run to run, and the two subjects of a ratio do not move together; so the ratio is
 /// taken between the two medians, and every run's rate is printed beside it.
+///
+/// Herald drains each backlog twice in a turn: with its MQTT sink publishing every output meanwhile, as
+/// the shipped config runs, and with the sink down (outputs queued), which is intake alone.
 struct BacklogRuns {
     /// `mosquitto_sub`'s drains, in the order they ran.
     var baseline: [PhaseResult] = []
-    /// Herald's drains, each right after one of `mosquitto_sub`'s.
+    /// Herald's drains with outputs queued, each right after one of `mosquitto_sub`'s.
     var herald: [PhaseResult] = []
+    /// Herald's drains with the sink delivering, each right after one with outputs queued.
+    var delivering: [PhaseResult] = []
+    /// Messages in each backlog.
+    var messages = 0
 
     /// Drains the same backlog `runs` times with each subject, `mosquitto_sub` first in each turn.
     static func measure(_ workload: Workload, runs: Int, directory: TemporaryDirectory,
                         step: (String) -> Void) async throws -> BacklogRuns {
-        var result = BacklogRuns()
+        var result = BacklogRuns(messages: workload.messages)
         for run in 1...max(1, runs) {
             let turn = runs > 1 ? " (\(run) of \(runs))" : ""
             step("mosquitto_sub backlog\(turn)")
             result.baseline.append(try await mosquittoSubPhase(workload, backlog: true, directory: directory))
-            step("Herald backlog\(turn)")
+            step("Herald backlog, outputs queued\(turn)")
             result.herald.append(try await heraldPhase(workload, backlog: true, directory: directory))
+            step("Herald backlog, the sink delivering\(turn)")
+            result.delivering.append(try await heraldPhase(workload, backlog: true, sinkDelivers: true, directory: directory))
         }
         return result
     }
@@ -26,18 +35,33 @@ struct BacklogRuns {
     /// `mosquitto_sub`'s drain at the median rate.
     var baselineMedian: PhaseResult { Self.median(baseline) }
 
-    /// Herald's drain at the median rate, with the highest memory peaks of all its drains: the memory
-    /// target is a ceiling, so no run's peak is left out.
-    var heraldMedian: PhaseResult {
-        var median = Self.median(herald)
-        median.peakRssAnonMiB = herald.compactMap(\.peakRssAnonMiB).max()
-        median.peakRSSMiB = herald.compactMap(\.peakRSSMiB).max()
-        return median
-    }
+    /// Herald's drain with outputs queued at the median rate, with the highest memory peaks of all
+    /// those drains: the memory target is a ceiling, so no run's peak is left out.
+    var heraldMedian: PhaseResult { Self.medianWithPeaks(herald) }
+
+    /// Herald's drain with the sink delivering at the median rate, with the highest memory peaks.
+    var deliveringMedian: PhaseResult { Self.medianWithPeaks(delivering) }
 
     /// Every run's rate, in turn: `mosquitto_sub 105,892, 98,310, 101,442 msg/s; Herald 50,931, …`.
     var summary: String {
-        "backlog runs in turn (medians compared): mosquitto_sub \(Self.rates(baseline)) msg/s; Herald \(Self.rates(herald)) msg/s"
+        "backlog runs in turn (medians compared): mosquitto_sub \(Self.rates(baseline)) msg/s; Herald, the sink delivering "
+            + "\(Self.rates(delivering)) msg/s; Herald, outputs queued \(Self.rates(herald)) msg/s"
+    }
+
+    /// What the sink had left when the last message was stored, and when the outbox was empty, in the
+    /// median drain with the sink delivering.
+    var deliverySummary: String {
+        let median = deliveringMedian
+        guard let queued = median.outputsQueuedAtLastCommit, let empty = median.outboxEmptyAfterSeconds else { return "delivery not measured" }
+        return "with the sink delivering (median drain): the last message stored after \(format(Double(messages) / median.rate, 1)) s "
+            + "with \(format(Double(queued))) outputs still queued, the outbox empty after \(format(empty, 1)) s"
+    }
+
+    private static func medianWithPeaks(_ runs: [PhaseResult]) -> PhaseResult {
+        var median = Self.median(runs)
+        median.peakRssAnonMiB = runs.compactMap(\.peakRssAnonMiB).max()
+        median.peakRSSMiB = runs.compactMap(\.peakRSSMiB).max()
+        return median
     }
 
     private static func rates(_ runs: [PhaseResult]) -> String {

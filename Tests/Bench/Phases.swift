@@ -25,6 +25,10 @@ struct PhaseResult {
     var commits: CommitFigures?
     /// The kernel's share of Herald's CPU and its read and write system calls per message.
     var kernel: String?
+    /// With the sink delivering: the outputs still in the outbox when the last message was stored.
+    var outputsQueuedAtLastCommit: Int?
+    /// With the sink delivering: seconds from the start until the outbox was empty.
+    var outboxEmptyAfterSeconds: Double?
 }
 
 /// `mosquitto_sub -C N` at QoS 1: the C client's drain rate, live (subscribed while the publisher
@@ -52,15 +56,20 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
     return PhaseResult(rate: Double(workload.messages) / elapsed, liveCPU: liveCPU)
 }
 
-/// Herald taking the load through to committed rows and queued outputs. The sink points at a port
-/// where nothing listens, so outputs stay queued and only intake is measured.
-func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false, directory: TemporaryDirectory) async throws -> PhaseResult {
+/// Herald taking the load through to committed rows and queued outputs. Unless `sinkDelivers`, the
+/// sink points at a port where nothing listens, so outputs stay queued and only intake is measured;
+/// with it, the MQTT sink publishes every output to the broker meanwhile, as the shipped config runs,
+/// and the phase also waits for the outbox to empty.
+func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false, stalledTail: Bool = false,
+                 directory: TemporaryDirectory) async throws -> PhaseResult {
     let broker = try await MosquittoBroker()
-    var configuration = try workload.configuration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"))
+    var configuration = try workload.configuration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"),
+                                                   sinkDelivers: sinkDelivers)
     configuration.storeURL = try workload.postgres?.createDatabase()
-    let configPath = try directory.write("bench-\(backlog)-\(stalledTail).yaml", configuration.yaml)
-    var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(backlog)-\(stalledTail).log"))
-    try await herald.waitUntilConnected(connections: 1)  // the source; the sink has nowhere to connect
+    let name = "\(backlog)-\(sinkDelivers)-\(stalledTail)"
+    let configPath = try directory.write("bench-\(name).yaml", configuration.yaml)
+    var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name).log"))
+    try await herald.waitUntilConnected(connections: sinkDelivers ? 2 : 1)  // the source, and the sink if it has a broker
     var stalled: Int32?
     defer { if let stalled { close(stalled) } }
     if stalledTail {
@@ -84,7 +93,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
         try await publish(workload, port: broker.port)  // queued in Herald's persistent session
         databaseBefore = workload.postgres?.cpuSeconds() ?? 0
         started = .now
-        herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-backlog-restart.log"))
+        herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name)-restart.log"))
     } else {
         before = ProcessStats(pid: herald.child.pid)
         databaseBefore = workload.postgres?.cpuSeconds() ?? 0
@@ -103,13 +112,23 @@ func heraldPhase(_ workload: Workload, backlog: Bool, stalledTail: Bool = false,
     try await publisher?.value
     var commits = CommitFigures(adminPort: configuration.adminPort)
     commits?.runSeconds = elapsed
+    var queuedAtLastCommit: Int?, emptyAfter: Double?
+    if sinkDelivers {
+        queuedAtLastCommit = try store.statistics().outbox
+        try await eventually("the outbox to empty", timeout: .seconds(900), poll: .milliseconds(20)) {
+            guard herald.child.isRunning else { throw TestKitError("herald exited:\n\(herald.child.output)") }
+            return try store.statistics().outbox == 0
+        }
+        emptyAfter = seconds(ContinuousClock.now - started)
+    }
     herald.child.signal(SIGTERM)
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
                        peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, liveCPU: liveCPU,
                        databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 }, commits: commits,
-                       kernel: after.kernelClause(since: before, messages: workload.messages))
+                       kernel: after.kernelClause(since: before, messages: workload.messages),
+                       outputsQueuedAtLastCommit: queuedAtLastCommit, outboxEmptyAfterSeconds: emptyAfter)
 }
 
 /// The store a phase's Herald writes to, opened for reading its figures: PostgreSQL when the

@@ -147,15 +147,22 @@ if arguments.contains("--herald-only") {
     print("  Herald's commits, live: \(live.commits?.summary ?? "not read")   backlog: \(backlog.commits?.summary ?? "not read")")
     print("  Herald's CPU, live: \(live.kernel ?? "not read")   backlog: \(backlog.kernel ?? "not read")")
     if let runs {
-        let baseline = runs.baselineMedian
+        let baseline = runs.baselineMedian, delivering = runs.deliveringMedian
         figures.phase("backlog", subject: "mosquitto_sub", baseline)
-        print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = \(format(backlog.rate / baseline.rate, 2))")
+        figures.phase("backlog-delivering", subject: "herald", delivering)
+        print("backlog, the sink delivering (median of \(runs.delivering.count)) \(format(delivering.rate)) msg/s "
+              + "(CPU \(format(delivering.cpuPerThousand ?? 0, 3)) s/1000\(database(delivering)), \(memory(delivering)))")
+        print("  Herald's commits, the sink delivering: \(delivering.commits?.summary ?? "not read")   CPU: \(delivering.kernel ?? "not read")")
+        print("mosquitto_sub backlog \(format(baseline.rate)) msg/s; Herald backlog / mosquitto_sub = "
+              + "\(format(delivering.rate / baseline.rate, 2)) with the sink delivering, \(format(backlog.rate / baseline.rate, 2)) with outputs queued")
         print("  \(runs.summary)")
+        print("  \(runs.deliverySummary)")
         if workload.postgres == nil {
             step("Python bridge backlog (paho-mqtt + sqlite3)")
             let python = try await pythonBridgePhase(workload, directory: directory)
             figures.phase("backlog", subject: "python-bridge", python)
-            print(pythonRow(herald: backlog, python: python))
+            print(pythonRow(herald: delivering, python: python) + " (the sink delivering)")
+            print(pythonRow(herald: backlog, python: python) + " (outputs queued)")
         }
     }
     finish()
@@ -246,9 +253,10 @@ let pythonBacklog = try await pythonBridgePhase(workload, directory: directory)
 step("Herald live")
 let heraldLive = try await heraldPhase(workload, backlog: false, directory: directory)
 let backlogs = try await BacklogRuns.measure(workload, runs: backlogRuns, directory: directory, step: step)
-let subBacklog = backlogs.baselineMedian, heraldBacklog = backlogs.heraldMedian
+let subBacklog = backlogs.baselineMedian, heraldBacklog = backlogs.heraldMedian, deliveringBacklog = backlogs.deliveringMedian
 for (phase, subject, result) in [("live", "mosquitto_sub", subLive), ("backlog", "mosquitto_sub", subBacklog), ("backlog", "python-bridge", pythonBacklog),
-                                 ("live", "herald", heraldLive), ("backlog", "herald", heraldBacklog)] {
+                                 ("live", "herald", heraldLive), ("backlog", "herald", heraldBacklog),
+                                 ("backlog-delivering", "herald", deliveringBacklog)] {
     figures.phase(phase, subject: subject, result)
 }
 let consumers = try await ConsumerRuns.measure(workload, directory: directory, step: step)
@@ -310,11 +318,14 @@ print("""
     in-process   normalise \(format(routerOnly.normalise)) msg/s   route+commit \(format(routerOnly.commit)) msg/s, CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000 msgs (store ceiling, no broker)
     \(row("live", heraldLive, subLive, target: 0.9))
     \(liveCPURows(herald: heraldLive, sub: subLive))
-    \(row("backlog", heraldBacklog, subBacklog, target: 0.5))
+    \(row("backlog", deliveringBacklog, subBacklog, target: 0.5)) (the sink delivering)
+      \(backlogs.deliverySummary)
+      \(pythonRow(herald: deliveringBacklog, python: pythonBacklog)) (the sink delivering)
+    \(row("backlog", heraldBacklog, subBacklog, target: 0.5)) (outputs queued, the sink down)
       \(backlogs.summary)
-      \(pythonRow(herald: heraldBacklog, python: pythonBacklog))
-      Herald's commits, live: \(heraldLive.commits?.summary ?? "not read"); backlog: \(heraldBacklog.commits?.summary ?? "not read")
-      Herald's CPU, live: \(heraldLive.kernel ?? "not read"); backlog: \(heraldBacklog.kernel ?? "not read")
+      \(pythonRow(herald: heraldBacklog, python: pythonBacklog)) (outputs queued)
+      Herald's commits, live: \(heraldLive.commits?.summary ?? "not read"); backlog, outputs queued: \(heraldBacklog.commits?.summary ?? "not read"); the sink delivering: \(deliveringBacklog.commits?.summary ?? "not read")
+      Herald's CPU, live: \(heraldLive.kernel ?? "not read"); backlog, outputs queued: \(heraldBacklog.kernel ?? "not read"); the sink delivering: \(deliveringBacklog.kernel ?? "not read")
       the store alone (in-process route+commit, no broker, no parsing) \(format(routerOnly.commit)) msg/s, \(format(routerOnly.commit / subBacklog.rate, 2)) of mosquitto_sub's backlog rate (the single writer's cap on the backlog ratio)
     \(consumers.report)
     \(sinkDrain.report)

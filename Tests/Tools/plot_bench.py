@@ -1,7 +1,8 @@
 #!/usr/bin/env python3
 """Draws the figures of one `make bench` (herald-bench --json, JSON lines) as the PNGs docs/benchmarks.md embeds.
 
-- throughput.png: Herald's backlog drain and live intake beside mosquitto_sub's in the same run, for each store and
+- throughput.png: Herald's backlog drains (the MQTT sink delivering every output meanwhile, and the sink down with
+  outputs queued) and live intake beside mosquitto_sub's in the same run, for each store and
   chat size measured, with the ratio written on each Herald bar, and the plain Python bridge's backlog drain where
   the run measured it;
 - latency.png: publish→notification p50 and p99 (the MQTT sink delivering every output) at each publish rate,
@@ -34,10 +35,13 @@ def throughput(rows, output):
     # One group of bars per (setup, phase) that has both Herald and mosquitto_sub.
     groups = []
     for setup in dict.fromkeys(setup_name(r) for r in rows if r["kind"] == "throughput"):
-        for phase in ("backlog", "live"):
+        # Herald's backlog drains (the sink delivering, and outputs queued) share mosquitto_sub's and the
+        # Python bridge's drain of the same backlog.
+        for phase, label in (("backlog-delivering", "backlog,\nsink delivering"), ("backlog", "backlog,\noutputs queued"), ("live", "live")):
             def rate(subject):
+                wanted = "backlog" if subject != "herald" and phase.startswith("backlog") else phase
                 found = [r["rate"] for r in rows if r["kind"] == "throughput" and setup_name(r) == setup
-                         and r["phase"] == phase and r["subject"] == subject]
+                         and r["phase"] == wanted and r["subject"] == subject]
                 return found[-1] if found else None
             herald, baseline = rate("herald"), rate("mosquitto_sub")
             if herald and not baseline and phase == "live":
@@ -45,10 +49,10 @@ def throughput(rows, output):
                 baseline = next((r["rate"] for r in rows if r["kind"] == "throughput" and r["phase"] == "live"
                                  and r["subject"] == "mosquitto_sub"), None)
             if herald and baseline:
-                groups.append((f"{setup}\n{phase}", herald, baseline, rate("python-bridge")))
+                groups.append((f"{setup}\n{label}", herald, baseline, rate("python-bridge") if phase != "live" else None))
     if not groups:
         return None
-    figure, axes = plt.subplots(figsize=(10, 4.8))
+    figure, axes = plt.subplots(figsize=(max(10, 1.2 * len(groups)), 4.8))
     positions = range(len(groups))
     width = 0.27
     axes.bar([p - width for p in positions], [g[2] for g in groups], width, label="mosquitto_sub (C client)", color="#9aa5b1")
