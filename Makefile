@@ -6,6 +6,8 @@ CLANG ?= $(dir $(realpath $(shell command -v $(SWIFT))))clang
 CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
+# Where the test run's Swift processes write a backtrace if they crash.
+CRASH_REPORTS := .build/crash-reports
 
 .PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs release bench soak clean
 
@@ -46,9 +48,15 @@ test: test-deps lint-docs ## Check the docs, then build and run the whole test s
 	$(SWIFT) build --build-tests
 	@# The output is also kept, so that a failed run ends with its failures: a CI log read from its end
 	@# then names the tests that failed instead of the last suites that passed.
-	@set -o pipefail; HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests 2>&1 \
+	@# Every Swift process of the run (the tests, and each herald they start) writes a backtrace into
+	@# $(CRASH_REPORTS) if it crashes, so a crash fails the run even where no test would notice it.
+	@rm -rf $(CRASH_REPORTS) && mkdir -p $(CRASH_REPORTS)
+	@set -o pipefail; SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
+	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests 2>&1 \
 	  | tee .build/test-output.log || { echo; echo "Failed tests and their issues (whole output: .build/test-output.log):"; \
 	  grep -E '✘' .build/test-output.log | head -60; exit 1; }
+	@if [ -n "$$(ls -A $(CRASH_REPORTS))" ]; then echo "A Swift process crashed during the tests (reports in $(CRASH_REPORTS)):"; \
+	  head -n 60 $(CRASH_REPORTS)/*; exit 1; fi
 	$(MAKE) --no-print-directory fuzz-replay
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
 	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
