@@ -120,6 +120,22 @@ public final class PostgresChatStore: ChatStore {
         }
     }
 
+    /// The badges of `users` from committed data, in one query.
+    public func badges(for users: [UserID]) throws -> [UserID: BadgeUpdate] {
+        var badges: [UserID: BadgeUpdate] = [:]
+        for user in users { badges[user] = BadgeUpdate(recipient: user, unread: 0, chats: [:]) }
+        guard !users.isEmpty else { return badges }
+        let names = users.map(\.rawValue)
+        try read { session in
+            for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE user_id = ANY(\(names)) AND unread <> 0") {
+                let (user, chat, count) = try row.decode((String, String, Int).self)
+                badges[UserID(user), default: BadgeUpdate(recipient: UserID(user), unread: 0, chats: [:])].chats[chat] = count
+                badges[UserID(user)]?.unread += count
+            }
+        }
+        return badges
+    }
+
     /// Row counts of committed data.
     public func statistics() throws -> StoreStatistics {
         try read { session in

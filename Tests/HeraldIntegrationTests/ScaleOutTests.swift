@@ -27,6 +27,11 @@ struct ScaleOutTests {
                 arrivals.withLock { $0[user, default: []].append(String(id)) }
             }
         }
+        // Each recipient's last badge: with three writers, a badge built in one commit can miss another's.
+        let lastBadges = Mutex<[String: String]>([:])
+        let badgeObserver = try await TestMQTTClient(port: world.broker.port, subscriptions: ["users/+/badge"], maxInflight: 1000) { received in
+            lastBadges.withLock { $0[String(received.topic.split(separator: "/")[1])] = received.text }
+        }
         let client = try await TestMQTTClient(port: world.broker.port, maxInflight: 1000)
         // The recipients of the first chats look at them: presence stored by one instance must keep the
         // others from notifying.
@@ -79,6 +84,14 @@ struct ScaleOutTests {
         #expect(storedAtKills.allSatisfy { $0 < total }, "a kill landed after the stream ended: \(storedAtKills)")
         try await eventually("all \(total) stored", timeout: .seconds(180)) { try world.store.statistics().messages == total }
         try await eventually("the outbox drained", timeout: .seconds(180)) { try world.store.statistics().outbox == 0 }
+        // Every recipient's last badge counts what the store counts.
+        let stored = try Set(users.map { user in "\(user) \(try world.store.badge(for: UserID(user)).unread)" })
+        try await eventually("every recipient's last badge equal to the store's count", timeout: .seconds(60)) {
+            let last = lastBadges.withLock { $0 }
+            return Set(users.compactMap { user in
+                last[user]?.firstMatch(of: /"unread":(\d+)/).map { "\(user) \($0.1)" } ?? "\(user) 0"
+            }) == stored
+        }
         for row in try world.store.unreadAgainstRecount() where row.stored != row.recounted {
             Issue.record("unread of \(row.user) in \(row.chat): stored \(row.stored), recount \(row.recounted)")
         }
@@ -118,6 +131,7 @@ struct ScaleOutTests {
         #expect(outOfOrder.isEmpty, "\(outOfOrder.count) notifications out of commit order: \(outOfOrder.prefix(3))")
         try await client.close()
         try await observer.close()
+        try await badgeObserver.close()
     }
 
     @Test func aSingletonRESTSourceMovesToASurvivorAndItsCursorGoesOnWithoutGapOrRepeat() async throws {
@@ -209,9 +223,10 @@ struct ScaleOutTests {
             #expect(try await check.waitForExit() == 0, "herald check: \(check.output)")
             let process = try HeraldProcess(configPath: config, logPath: directory.path("herald-\(name).log"), environment: environment)
             processes.append(process)
-            try await process.waitUntilConnected(connections: 2, timeout: .seconds(60))
+            try await process.waitUntilConnected(connections: 3, timeout: .seconds(60))  // the source and both sinks
         }
         let observer = try await TestMQTTClient(port: broker.port, subscriptions: ["users/bob/notifications"])
+        let badges = try await TestMQTTClient(port: broker.port, subscriptions: ["users/bob/badge"])
         let client = try await TestMQTTClient(port: broker.port)
         for index in 0..<400 {
             try client.publish("chats/c\(index % 8)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_000 + Int64(index)))
@@ -224,7 +239,13 @@ struct ScaleOutTests {
             #expect(process.child.isRunning)
         }
         #expect(try store.badge(for: "bob").unread == 400)
+        // The badges' sink delivers too: bob's last badge counts all 400.
+        let counted = (try? await badges.waitForMessages("bob's badge at 400", timeout: .seconds(60)) {
+            $0.last?.text.contains("\"unread\":400") == true
+        }) != nil
+        #expect(counted, "bob's last badges: \(badges.received.suffix(3).map(\.text)) of \(badges.received.count)")
         try await client.close()
         try await observer.close()
+        try await badges.close()
     }
 }

@@ -12,6 +12,9 @@ public import ServiceLifecycle
 /// restarts. On graceful shutdown it keeps flushing until the outbox is empty or the drain deadline
 /// passes; whatever is left is delivered after the next start.
 ///
+/// With several writers, each badge in a batch is rebuilt from the counters at delivery
+/// (``refreshingBadges(_:from:)``), so the last one a user gets counts every commit.
+///
 /// The store is read and written through ``BlockingCalls``. When the store fails (a PostgreSQL server
 /// that is down), the dispatcher logs it at a limited rate, waits with jittered backoff and goes on
 /// where it was: a store outage never stops the gateway.
@@ -153,7 +156,10 @@ public final class OutboxDispatcher: Service, CustomStringConvertible {
             }
             let after = position.cursor, limit = batchSize, skipsRead = caughtUp && drainDeadline == nil
             caughtUp = false
-            let batch = skipsRead ? [] : try await blocking.run { try store.pendingOutputs(sink: sinkName, after: after, limit: limit) }
+            let batch: [OutboxEnvelope] = skipsRead ? [] : try await blocking.run { () throws -> [OutboxEnvelope] in
+                let read = try store.pendingOutputs(sink: sinkName, after: after, limit: limit)
+                return rewinds ? try Self.refreshingBadges(read, from: store) : read
+            }
             position.storeAnswered = true
             if batch.isEmpty {
                 if drainDeadline == nil, let since = position.unpurgedSince, ContinuousClock.now - since < purgeInterval {

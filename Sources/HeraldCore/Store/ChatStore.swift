@@ -36,6 +36,9 @@ public protocol ChatStore: Sendable {
 
     /// A user's badge (unread total and per chat).
     func badge(for user: UserID) throws -> BadgeUpdate
+    /// The badges of `users` from committed data, in as few queries as the backend can (a user with
+    /// nothing unread has an empty badge).
+    func badges(for users: [UserID]) throws -> [UserID: BadgeUpdate]
     /// Up to `limit` outbox entries for `sink` with a sequence above `after`, oldest first.
     func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope]
     /// Removes `sink`'s `delivered` entries (ascending). A backend whose sequences follow commit order
@@ -115,6 +118,12 @@ extension ChatStore {
     public var statementsInLastWrite: Int? { nil }
     /// An empty write transaction.
     public func checkWritable() throws { try write { _ in } }
+    /// Each user's badge in turn.
+    public func badges(for users: [UserID]) throws -> [UserID: BadgeUpdate] {
+        var badges: [UserID: BadgeUpdate] = [:]
+        for user in users { badges[user] = try badge(for: user) }
+        return badges
+    }
 }
 
 /// One write transaction, set-based: the router loads the state slice a batch touches in two calls,
