@@ -62,6 +62,9 @@ public struct TestConfiguration: Sendable {
     public var adminPort: Int
     /// Extra YAML lines inside the `admin:` section (indented by two spaces).
     public var adminExtra = "  reconnect_budget_s: 0"
+    /// Notifications and live messages through one MQTT sink (`push`), badges and receipts through a
+    /// second (`state`, its own connection and outbox stream), instead of one sink for every output.
+    public var splitSinks = false
 
     /// Creates a builder; the admin API gets a free port.
     public init(port: Int, storePath: String) {
@@ -99,7 +102,21 @@ public struct TestConfiguration: Sendable {
             url: mqtt://127.0.0.1:\(sinkPort ?? port)
             client_id: herald-test-push
             ack_timeout_s: 2
+        \(splitSinks ? stateSink : "")
         \(topLevelExtra)
+        """
+    }
+
+    /// With ``splitSinks``: what `push` publishes, then the second sink for badges and receipts.
+    private var stateSink: String {
+        """
+            outputs: [notification, live_message]
+          - name: state
+            type: mqtt
+            url: mqtt://127.0.0.1:\(sinkPort ?? port)
+            client_id: herald-test-state
+            ack_timeout_s: 2
+            outputs: [badge, read_receipt]
         """
     }
 }

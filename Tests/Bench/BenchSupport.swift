@@ -29,6 +29,9 @@ struct Workload {
     var postgres: PostgresCluster?
     /// How long a latency phase publishes (`--latency-seconds`), or ten seconds within the limits below.
     var latencySeconds: Int?
+    /// Notifications and live messages through one MQTT sink, badges and receipts through another, as the
+    /// shipped config has them; one sink for every output with `--one-sink`.
+    var splitSinks = true
 
     /// A latency phase's load at `rate` msg/s: ten seconds of it (at least 1,000 messages), at most a
     /// quarter of the messages and at most 50,000; or exactly `latencySeconds` of it.
@@ -66,7 +69,13 @@ extension Workload {
         if !sinkDelivers { configuration.sinkPort = try Loopback.freePort() }
         configuration.sourceClientID = "herald-bench"
         configuration.sourceExtra = sourceOptions.joined(separator: "\n")
+        configuration.splitSinks = splitSinks
         return configuration
+    }
+
+    /// The MQTT connections Herald makes: the source's, and each sink's when the sinks have a broker.
+    func connections(sinkDelivers: Bool) -> Int {
+        sinkDelivers ? (splitSinks ? 3 : 2) : 1
     }
 }
 

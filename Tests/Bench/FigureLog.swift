@@ -11,7 +11,8 @@ struct FigureLog {
     init(path: String?, workload: Workload) {
         self.path = path
         context = ["store": workload.postgres == nil ? "sqlite" : "postgres", "members": workload.members,
-                   "messages": workload.messages, "durability": workload.durability, "cores": ProcessInfo.processInfo.activeProcessorCount]
+                   "messages": workload.messages, "durability": workload.durability, "cores": ProcessInfo.processInfo.activeProcessorCount,
+                   "mqtt_sinks": workload.splitSinks ? 2 : 1]
     }
 
     /// A throughput phase: `subject` (herald, mosquitto_sub, …) in `phase` (live, backlog, …).

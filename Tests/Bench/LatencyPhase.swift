@@ -27,7 +27,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     configuration.storeURL = try workload.postgres?.createDatabase()
     let configPath = try directory.write("\(name)-\(Int(rate)).yaml", configuration.yaml)
     let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name)-\(Int(rate)).log"))
-    try await herald.waitUntilConnected(connections: deliver ? 2 : 1)
+    try await herald.waitUntilConnected(connections: workload.connections(sinkDelivers: deliver))
     let notifications = LatencySamples()
     let subscriber = deliver ? try await TestMQTTClient(port: broker.port, subscriptions: ["users/+/notifications"]) { message in
         notifications.add(publishedIn: message.text, after: "\"preview\":\"t=")
@@ -47,10 +47,15 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let measuredFrom = nowMicros()
     let before = ProcessStats(pid: herald.child.pid)
     try await publish(workload, port: broker.port, ratePerSecond: rate)
+    let published = ContinuousClock.now
     try await waitUntilCommitted(workload, store: { store }, timeout: .seconds(30))
+    var outboxEmptySeconds: Double?
     if let subscriber {
         try await eventually("notifications received", timeout: .seconds(60)) { notifications.count >= total }
         try await subscriber.close()
+        // Badges and receipts too: how long after the last publish every output had left.
+        try await eventually("the outbox to empty", timeout: .seconds(300), poll: .milliseconds(10)) { try store.statistics().outbox == 0 }
+        outboxEmptySeconds = seconds(ContinuousClock.now - published)
     }
     let after = ProcessStats(pid: herald.child.pid)
     let cpu = after.cpuSeconds - before.cpuSeconds
@@ -73,7 +78,8 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
                          notification: deliver ? notifications.histogram(from: measuredFrom) : nil,
                          broker: baselineSamples.histogram(from: measuredFrom),
                          cpuPerThousand: cpu / Double(workload.messages) * 1000,
-                         kernel: after.kernelClause(since: before, messages: workload.messages), commits: commits)
+                         kernel: after.kernelClause(since: before, messages: workload.messages), commits: commits,
+                         outboxEmptySeconds: outboxEmptySeconds)
 }
 
 /// The latency phase's figures: the histograms, and Herald's CPU while it took the measured load in
@@ -92,6 +98,9 @@ struct LatencyResult {
     var kernel: String
     /// Herald's commits over the phase, warm-up included.
     var commits: CommitFigures?
+    /// When the sink delivers: seconds from the last publish until every output (badges and receipts
+    /// too) had left the outbox.
+    var outboxEmptySeconds: Double?
 }
 
 /// Publish stamps and latencies (µs) from a subscriber's network thread.
@@ -134,6 +143,10 @@ func latencyReport(_ latency: LatencyResult, rate: Double, messages: Int) -> Str
     if let notification = latency.notification {
         let ratio = Double(notification.valueAtPercentile(99)) / Double(max(1, latency.broker.valueAtPercentile(99)))
         lines.append("  publish→notification  \(microseconds(notification)); p99 \(format(ratio, 1))× the plain subscriber's")
+    }
+    if let empty = latency.outboxEmptySeconds {
+        lines.append("  the outbox empty \(format(empty * 1000, 0)) ms after the last publish (every output delivered, badges and receipts "
+                     + "too, then purged: delivered entries leave the outbox within 250 ms)")
     }
     lines.append("  baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))")
     lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages, \(latency.kernel)")

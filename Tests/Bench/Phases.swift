@@ -69,7 +69,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
     let name = "\(backlog)-\(sinkDelivers)-\(stalledTail)"
     let configPath = try directory.write("bench-\(name).yaml", configuration.yaml)
     var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name).log"))
-    try await herald.waitUntilConnected(connections: sinkDelivers ? 2 : 1)  // the source, and the sink if it has a broker
+    try await herald.waitUntilConnected(connections: workload.connections(sinkDelivers: sinkDelivers))
     var stalled: Int32?
     defer { if let stalled { close(stalled) } }
     if stalledTail {

@@ -32,7 +32,7 @@ func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: T
     }
     var incarnation = 1
     var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("soak-1.log"))
-    try await herald.waitUntilConnected()
+    try await herald.waitUntilConnected(connections: workload.connections(sinkDelivers: true))
     let total = Int(minutes * 60 * rate)
     var load = workload
     load.messages = total
@@ -55,7 +55,7 @@ func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: T
             incarnation += 1
             step(String(format: "minute %.1f: kill -9 number %d, restarting", minute, kills))
             herald = try HeraldProcess(configPath: configPath, logPath: directory.path("soak-\(incarnation).log"))
-            try await herald.waitUntilConnected()
+            try await herald.waitUntilConnected(connections: workload.connections(sinkDelivers: true))
             nextKill = .now + .seconds(Int64.random(in: 120...240))
         }
     }

@@ -21,13 +21,46 @@ struct ShippedConfigTests {
         #expect(result.output.contains("OK"))
     }
 
+    /// `deploy/config/herald.yaml` as `make run` starts it, on a test broker and a temporary store: a message
+    /// and its reply reach their recipients as notifications (one sink), badges and a read receipt (the other).
+    @Test func theShippedConfigDeliversNotificationsBadgesAndReceiptsThroughItsTwoSinks() async throws {
+        let broker = try await MosquittoBroker()
+        let directory = try TemporaryDirectory(prefix: "herald-shipped")
+        let shipped = try String(contentsOf: Self.root.appendingPathComponent("deploy/config/herald.yaml"), encoding: .utf8)
+        #expect(shipped.contains("listen: 127.0.0.1:9464"))
+        let config = try directory.write("herald.yaml", shipped.replacingOccurrences(of: "listen: 127.0.0.1:9464",
+                                                                                     with: "listen: 127.0.0.1:\(try Loopback.freePort())"))
+        let environment = ["PATH": "/usr/bin:/bin", "HERALD_MQTT_URL": broker.url, "HERALD_STORE": directory.path("herald.sqlite")]
+        let herald = try HeraldProcess(configPath: config, logPath: directory.path("herald.log"), environment: environment)
+        defer { herald.child.signal(SIGTERM) }
+        try await herald.waitUntilConnected(connections: 3)  // the source and both sinks
+        let observer = try await TestMQTTClient(port: broker.port, subscriptions: ["users/#"])
+        let client = try await TestMQTTClient(port: broker.port)
+
+        try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"], sentAt: 1_000))
+        try await observer.waitForMessages("bob's notification and badge") { received in
+            received.contains { $0.topic == "users/bob/notifications" && $0.text.contains("\"message_id\":\"m1\"") }
+                && received.contains { $0.topic == "users/bob/badge" && $0.text == #"{"chats":{"c1":1},"unread":1}"# }
+        }
+        // Bob's reply reads the chat up to it: alice gets his receipt, and his badge goes back to zero.
+        try client.publish("chats/c1/messages", messageJSON(id: "m2", from: "bob", to: ["alice"], sentAt: 2_000))
+        try await observer.waitForMessages("alice's notification, bob's receipt and bob's zero badge") { received in
+            received.contains { $0.topic == "users/alice/notifications" && $0.text.contains("\"message_id\":\"m2\"") }
+                && received.contains { $0.topic == "users/alice/receipts" && $0.text.contains("\"reader\":\"bob\"") }
+                && received.contains { $0.topic == "users/bob/badge" && $0.text == #"{"chats":{},"unread":0}"# }
+        }
+        let late = try await TestMQTTClient(port: broker.port, subscriptions: ["users/alice/badge"])
+        try await late.waitForMessages("alice's retained badge") { $0.contains { $0.retained && $0.text == #"{"chats":{"c1":1},"unread":1}"# } }
+        for peer in [observer, client, late] { try await peer.close() }
+    }
+
     @Test func brokenConfigFailsWithExitCode78AndALocation() async throws {
         let directory = try TemporaryDirectory()
         let text = try String(contentsOf: Self.root.appendingPathComponent("deploy/config/herald.yaml"), encoding: .utf8)
         let path = try directory.write("broken.yaml", text.replacingOccurrences(of: "retain_badges:", with: "retain_badge:"))
         let result = try await Self.check(path)
         #expect(result.status == 78)
-        #expect(result.output.contains("broken.yaml:") && result.output.contains("sinks[0].retain_badge: unknown key"), "\(result.output)")
+        #expect(result.output.contains("broken.yaml:") && result.output.contains("sinks[1].retain_badge: unknown key"), "\(result.output)")
     }
 }
 
