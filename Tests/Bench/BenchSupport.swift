@@ -29,9 +29,9 @@ struct Workload {
     var postgres: PostgresCluster?
     /// How long a latency phase publishes (`--latency-seconds`), or ten seconds within the limits below.
     var latencySeconds: Int?
-    /// Notifications and live messages through one MQTT sink, badges and receipts through another, as the
-    /// shipped config has them; one sink for every output with `--one-sink`.
-    var splitSinks = true
+    /// Notifications and live messages through one MQTT sink, badges and receipts through another
+    /// (`--split-sinks`), instead of the shipped config's one sink for every output.
+    var splitSinks = false
 
     /// A latency phase's load at `rate` msg/s: ten seconds of it (at least 1,000 messages), at most a
     /// quarter of the messages and at most 50,000; or exactly `latencySeconds` of it.

@@ -10,7 +10,7 @@ let arguments = CommandLine.arguments
 func option(_ name: String) -> String? { arguments.firstIndex(of: name).flatMap { arguments.indices.contains($0 + 1) ? arguments[$0 + 1] : nil } }
 if arguments.contains("--help") {
     print("""
-        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--one-sink] [--batch N]
+        USAGE: herald-bench [--herald PATH] [--messages N] [--members N] [--durability full|normal] [--cache-mib N] [--max-batch N] [--commit-interval-ms N] [--split-sinks] [--batch N]
                             [--router-only] [--herald-only [--with-baseline]] [--backlog-runs N] [--upstream-only] [--store postgres [--icu-locale L]]
                             [--consumers-only] [--sink-only] [--live-only] [--http-only] [--latency-only RATES [--latency-seconds N]] [--json FILE]
                             [--scale-out --store postgres] [--soak MINUTES [--rate R]]
@@ -35,8 +35,9 @@ if arguments.contains("--help") {
           --cache-mib N        the writer's page cache (store.cache_mib; default: Herald's)
           --max-batch N        the MQTT source's max_batch in the Herald phases (default: Herald's)
           --commit-interval-ms N  the MQTT source's commit_interval_ms in the Herald phases (default: Herald's)
-          --one-sink           one MQTT sink for every output, instead of the shipped config's two (notifications
-                       and live messages through one, badges and read receipts through the other)
+          --split-sinks        two MQTT sinks on the broker, each its own connection and outbox stream: notifications
+                       and live messages through one, badges and read receipts through the other (the shipped
+                       config has one sink for every output)
           --batch N            records per commit in the in-process phase (default: --max-batch, else the MQTT source's default max_batch, \(MQTTSourceConfiguration.defaultMaxBatch))
           --router-only        only the in-process phase (normalise, route + commit and its CPU per 1000; with
                                --store postgres into PostgreSQL, with the server's CPU beside it)
@@ -85,7 +86,7 @@ workload.cacheMiB = option("--cache-mib").flatMap { Int($0) }
 workload.maxBatch = option("--max-batch").flatMap { Int($0) }
 workload.commitIntervalMilliseconds = option("--commit-interval-ms").flatMap { Int($0) }
 workload.latencySeconds = option("--latency-seconds").flatMap { Int($0) }
-workload.splitSinks = !arguments.contains("--one-sink")
+workload.splitSinks = arguments.contains("--split-sinks")
 if option("--store") == "postgres" {
     // A durable cluster (fsync and synchronous_commit on), as a user's server runs.
     workload.postgres = try await PostgresCluster(durable: true, icuLocale: option("--icu-locale"))
