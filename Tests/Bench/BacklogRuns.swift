@@ -42,14 +42,15 @@ struct BacklogRuns {
     /// Herald's drain with the sink delivering at the median rate, with the highest memory peaks.
     var deliveringMedian: PhaseResult { Self.medianWithPeaks(delivering) }
 
-    /// Every run's rate, in turn: `mosquitto_sub 105,892, 98,310, 101,442 msg/s; Herald 50,931, …`.
+    /// Every run's rate, in turn: `mosquitto_sub 105892, 98310, 101442 msg/s; Herald, the sink delivering 38662, …`.
     var summary: String {
         "backlog runs in turn (medians compared): mosquitto_sub \(Self.rates(baseline)) msg/s; Herald, the sink delivering "
             + "\(Self.rates(delivering)) msg/s; Herald, outputs queued \(Self.rates(herald)) msg/s"
     }
 
-    /// What the sink had left when the last message was stored, and when the outbox was empty, in the
-    /// median drain with the sink delivering.
+    /// What the sink had left when the last message was stored, and when the outbox was empty (every
+    /// output delivered, then purged: the dispatcher purges within 250 ms), in the median drain with the
+    /// sink delivering.
     var deliverySummary: String {
         let median = deliveringMedian
         guard let queued = median.outputsQueuedAtLastCommit, let empty = median.outboxEmptyAfterSeconds else { return "delivery not measured" }
