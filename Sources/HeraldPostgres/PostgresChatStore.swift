@@ -110,14 +110,7 @@ public final class PostgresChatStore: ChatStore {
 
     /// A user's badge from committed data.
     public func badge(for user: UserID) throws -> BadgeUpdate {
-        try read { session in
-            var chats: [String: Int] = [:]
-            for row in try session.query("SELECT chat, unread FROM unread_counters WHERE user_id = \(user.rawValue) AND unread <> 0") {
-                let (chat, count) = try row.decode((String, Int).self)
-                chats[chat] = count
-            }
-            return BadgeUpdate(recipient: user, unread: chats.values.reduce(0, +), chats: chats)
-        }
+        try badges(for: [user])[user] ?? BadgeUpdate(recipient: user, unread: 0, chats: [:])
     }
 
     /// The badges of `users` from committed data, in one query.
@@ -129,7 +122,7 @@ public final class PostgresChatStore: ChatStore {
         try read { session in
             for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE user_id = ANY(\(names)) AND unread <> 0") {
                 let (user, chat, count) = try row.decode((String, String, Int).self)
-                badges[UserID(user), default: BadgeUpdate(recipient: UserID(user), unread: 0, chats: [:])].chats[chat] = count
+                badges[UserID(user)]?.chats[chat] = count
                 badges[UserID(user)]?.unread += count
             }
         }
