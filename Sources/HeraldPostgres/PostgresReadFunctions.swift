@@ -8,12 +8,28 @@
 /// the server's default `random_page_cost` (4, priced for spinning disks) the planner scans whole tables
 /// of a few thousand rows instead of their keys, about four times the work; ``pageCost`` prices a page
 /// read as on an SSD or from the cache, for these functions and `herald_write_batch` only.
+///
+/// A kept plan also outlives the statistics it was made from. A new store's first commits plan against
+/// empty tables that no `ANALYZE` has seen, where a scan of the whole table looks as cheap as a lookup,
+/// and the connection keeps those plans while the tables grow, until autovacuum first analyzes them (up to
+/// a minute later, and only after enough rows changed). Commits of 100 messages then scanned every stored
+/// message to count a few ranges. ``keyLookups`` turns sequential scans off inside the three functions,
+/// so every plan they make reads by key, whatever the statistics say.
 enum PostgresReadFunctions {
     /// The `random_page_cost` Herald's functions plan with.
     static let pageCost = "1.1"
 
     /// Gives `herald_write_batch` the same page cost.
     static let writePageCost = "ALTER FUNCTION herald_write_batch SET random_page_cost = \(pageCost)"
+
+    /// Plans in the three functions never scan whole tables (migration 8). Migration 7 created
+    /// `herald_write_batch` anew, without the page cost of migration 6, which this gives back.
+    static let keyLookups = [
+        "ALTER FUNCTION herald_load_slice SET enable_seqscan = off",
+        "ALTER FUNCTION herald_load_counters SET enable_seqscan = off",
+        "ALTER FUNCTION herald_write_batch SET enable_seqscan = off",
+        writePageCost,
+    ]
 
     /// Creates (or replaces) `herald_load_slice`: takes the chats' write locks (see
     /// ``PostgresSchema/chatLockClass``), then returns the slice, each part a branch of a `UNION ALL`

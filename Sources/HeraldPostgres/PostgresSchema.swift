@@ -98,6 +98,8 @@ enum PostgresSchema {
          [PostgresReadFunctions.slice, PostgresReadFunctions.counters, PostgresReadFunctions.writePageCost]),
         (7, "the outbox in packs: a row per sink and up to 256 outputs of a batch, and a view of it a row per output",
          PostgresOutboxSchema.migration),
+        (8, "a commit's functions read by key whatever the tables' statistics: no sequential scans in them",
+         PostgresReadFunctions.keyLookups),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

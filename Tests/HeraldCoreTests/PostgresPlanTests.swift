@@ -45,4 +45,41 @@ struct PostgresPlanTests {
         }
         #expect(!plans.contains("Seq Scan"), "plans: \(plans)")
     }
+
+    /// A new store's first commits plan against empty tables that no `ANALYZE` has seen, and the writer
+    /// keeps those plans while the tables grow. They must read by key all the same.
+    @Test func plansMadeOnANewStoreLookTheirKeysUp() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let database = String(url.split(separator: "/").last ?? "")
+        let empty = "'{}'::text[]"
+        let plans = try cluster.psql(database: database, """
+            LOAD 'auto_explain';
+            SET auto_explain.log_min_duration = 0;
+            SET auto_explain.log_nested_statements = on;
+            SET auto_explain.log_level = notice;
+            SET plan_cache_mode = force_generic_plan;
+            SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2'], ARRAY['c1'], ARRAY['m1']);
+            SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
+                                                      ARRAY[''], ARRAY[100::int8], ARRAY['m9']);
+            SELECT herald_write_batch(
+                ARRAY['c1'], ARRAY['m1'], ARRAY['u1'], ARRAY['hi'], ARRAY[1::int8], ARRAY[1::int8],
+                \(empty), '{}'::bool[], \(empty), \(empty), '{}'::bool[], '{}'::bool[],
+                ARRAY['c1'], ARRAY['u2'], ARRAY[1::int8], ARRAY['m1'],
+                \(empty), \(empty), \(empty), '{}'::int8[],
+                ARRAY['c1'], ARRAY['m1'],
+                ARRAY['u2', 'u3'], ARRAY['c1', 'c1'], ARRAY[1, -1],
+                \(empty), \(empty), '{}'::int8[],
+                ARRAY['c1'], ARRAY['u2'],
+                \(empty), '{}'::int8[], '{}'::int4[], '{}'::bytea[],
+                \(empty), \(empty), \(empty), \(empty), '{}'::bytea[], '{}'::int4[], '{}'::int8[],
+                \(empty), \(empty), \(empty), 1::int8,
+                ARRAY['source'], ARRAY['key']);
+            """)
+        for table in ["chat_members", "read_positions", "presence", "pending_reads", "unread_counters", "messages", "source_checkpoints"] {
+            #expect(plans.contains(" on \(table)"), "no plan reads \(table): \(plans)")
+        }
+        #expect(!plans.contains("Seq Scan"), "plans: \(plans)")
+    }
 }
