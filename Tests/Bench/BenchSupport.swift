@@ -166,13 +166,16 @@ func publish(_ workload: Workload, port: Int, range: Range<Int>? = nil, ratePerS
 ///
 /// Sources commit in arrival order and the workload arrives in index order, so the poll looks up only
 /// the last message (one primary-key lookup); the store's message count then confirms it, and the wait
-/// goes on in the rare case that an earlier message is still missing.
-func waitUntilCommitted(_ workload: Workload, store: () throws -> (any ChatStoreInspection)?, timeout: Duration = .seconds(900),
-                        whilePolling check: () throws -> Void = {}) async throws {
+/// goes on in the rare case that an earlier message is still missing. A Herald of `heralds` that exits
+/// meanwhile (a config it refuses, a store it cannot open) ends the wait with its output.
+func waitUntilCommitted(_ workload: Workload, by heralds: [HeraldProcess], store: () throws -> (any ChatStoreInspection)?,
+                        timeout: Duration = .seconds(900)) async throws {
     let last = workload.messages - 1
     let chat = ChatID("c\(last % workload.chats)"), id = MessageID("m\(last)")
     try await eventually("herald to commit \(workload.messages)", timeout: timeout, poll: .milliseconds(20)) {
-        try check()
+        for herald in heralds where !herald.child.isRunning {
+            throw TestKitError("herald exited before committing \(workload.messages) messages:\n\(herald.child.output)")
+        }
         guard let store = try store(), (try? store.containsMessage(chat: chat, id: id)) == true else { return false }
         return try store.statistics().messages >= workload.messages
     }

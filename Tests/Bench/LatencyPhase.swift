@@ -48,7 +48,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let before = ProcessStats(pid: herald.child.pid)
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     let published = ContinuousClock.now
-    try await waitUntilCommitted(workload, store: { store }, timeout: .seconds(30))
+    try await waitUntilCommitted(workload, by: [herald], store: { store }, timeout: .seconds(30))
     var outboxEmptySeconds: Double?
     if let subscriber {
         try await eventually("notifications received", timeout: .seconds(60)) { notifications.count >= total }

@@ -102,7 +102,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
         publisher = Task { try await publish(workload, port: broker.port) }
     }
     let memory = MemorySampler.start(pid: herald.child.pid)
-    try await waitUntilCommitted(workload, store: { store })
+    try await waitUntilCommitted(workload, by: [herald], store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     let peaks = memory.finish()

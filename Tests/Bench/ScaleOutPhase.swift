@@ -41,7 +41,7 @@ func scaleOutPhase(_ workload: Workload, instances: Int, directory: TemporaryDir
     let databaseBefore = postgres.cpuSeconds()
     let started = ContinuousClock.now
     let publisher = Task { try await publish(workload, port: broker.port) }
-    try await waitUntilCommitted(workload, store: { store })
+    try await waitUntilCommitted(workload, by: processes, store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let cpu = zip(processes, cpuBefore).map { ProcessStats(pid: $0.child.pid).cpuSeconds - $1 }
     let databaseCPU = postgres.cpuSeconds() - databaseBefore

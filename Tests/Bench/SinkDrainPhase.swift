@@ -31,7 +31,7 @@ func sinkDrainPhase(_ workload: Workload, directory: TemporaryDirectory) async t
     try await down.waitUntilConnected(connections: 1)
     try await publish(workload, port: broker.port)
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
-    try await waitUntilCommitted(workload, store: { store })
+    try await waitUntilCommitted(workload, by: [down], store: { store })
     down.child.signal(SIGTERM)
     _ = try await down.child.waitForExit()
     let outputs = try store.outboxDepth().values.reduce(0, +)

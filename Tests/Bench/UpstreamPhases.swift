@@ -40,12 +40,10 @@ func upstreamPhase(_ workload: Workload, mode: ChatServer.Mode, directory: Tempo
     let started = ContinuousClock.now
     let herald = try HeraldProcess(configPath: configPath, logPath: scratch.path("herald.log"))
     var store: SQLiteChatStore?
-    try await waitUntilCommitted(workload, store: {
+    try await waitUntilCommitted(workload, by: [herald], store: {
         // Herald creates and migrates the store; read it once it is there.
         if store == nil { store = try? SQLiteChatStore(path: storePath, durability: .normal, readOnly: true) }
         return store
-    }, whilePolling: {
-        guard herald.child.isRunning else { throw TestKitError("herald exited: \(herald.child.output)") }
     })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
@@ -75,7 +73,7 @@ func slowWebhookPhase(_ workload: Workload, delay: Double, directory: TemporaryD
     let store = try SQLiteChatStore(path: configuration.storePath, durability: .normal)
     let started = ContinuousClock.now
     let publisher = Task { try await publish(workload, port: broker.port) }
-    try await waitUntilCommitted(workload, store: { store })
+    try await waitUntilCommitted(workload, by: [herald], store: { store })
     let elapsed = seconds(ContinuousClock.now - started)
     let after = ProcessStats(pid: herald.child.pid)
     try await publisher.value
