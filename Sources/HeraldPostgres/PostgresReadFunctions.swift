@@ -22,8 +22,8 @@ enum PostgresReadFunctions {
     /// Gives `herald_write_batch` the same page cost.
     static let writePageCost = "ALTER FUNCTION herald_write_batch SET random_page_cost = \(pageCost)"
 
-    /// Plans in the three functions never scan whole tables (migration 8). Migration 7 created
-    /// `herald_write_batch` anew, without the page cost of migration 6, which this gives back.
+    /// Plans in the three functions never scan whole tables (migration 8); `herald_write_batch`, which
+    /// migration 7 defines anew, plans with ``pageCost`` as the other two do.
     static let keyLookups = [
         "ALTER FUNCTION herald_load_slice SET enable_seqscan = off",
         "ALTER FUNCTION herald_load_counters SET enable_seqscan = off",

@@ -10,10 +10,7 @@ import Testing
 @Suite("PostgreSQL read plans")
 struct PostgresPlanTests {
     @Test func aCommitsReadsLookTheirKeysUpUnderAKeptPlan() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let database = String(url.split(separator: "/").last ?? "")
+        let (cluster, database) = try await Self.newStore()
         // 1,000 chats of five members: tables small enough that, priced for spinning disks, scanning them looks cheaper.
         try cluster.psql(database: database, """
             INSERT INTO chats (chat, declared) SELECT 'c' || i, false FROM generate_series(1, 1000) AS i;
@@ -29,13 +26,7 @@ struct PostgresPlanTests {
                 SELECT 'c' || (i % 1000), 'm' || i, 'u' || i, 'hi', i, i FROM generate_series(1, 20000) AS i;
             ANALYZE;
             """)
-        // auto_explain hands the plan of every statement inside the functions to the client.
-        let plans = try cluster.psql(database: database, """
-            LOAD 'auto_explain';
-            SET auto_explain.log_min_duration = 0;
-            SET auto_explain.log_nested_statements = on;
-            SET auto_explain.log_level = notice;
-            SET plan_cache_mode = force_generic_plan;
+        let plans = try Self.keptPlans(in: database, on: cluster, of: """
             SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2', 'c3'], ARRAY['c1'], ARRAY['m1']);
             SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
                                                       ARRAY[''], ARRAY[100000::int8], ARRAY['m99999']);
@@ -49,17 +40,9 @@ struct PostgresPlanTests {
     /// A new store's first commits plan against empty tables that no `ANALYZE` has seen, and the writer
     /// keeps those plans while the tables grow. They must read by key all the same.
     @Test func plansMadeOnANewStoreLookTheirKeysUp() async throws {
-        let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
-        let database = String(url.split(separator: "/").last ?? "")
+        let (cluster, database) = try await Self.newStore()
         let empty = "'{}'::text[]"
-        let plans = try cluster.psql(database: database, """
-            LOAD 'auto_explain';
-            SET auto_explain.log_min_duration = 0;
-            SET auto_explain.log_nested_statements = on;
-            SET auto_explain.log_level = notice;
-            SET plan_cache_mode = force_generic_plan;
+        let plans = try Self.keptPlans(in: database, on: cluster, of: """
             SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2'], ARRAY['c1'], ARRAY['m1']);
             SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
                                                       ARRAY[''], ARRAY[100::int8], ARRAY['m9']);
@@ -81,5 +64,26 @@ struct PostgresPlanTests {
             #expect(plans.contains(" on \(table)"), "no plan reads \(table): \(plans)")
         }
         #expect(!plans.contains("Seq Scan"), "plans: \(plans)")
+    }
+
+    /// A database on the shared cluster that a store has migrated, and its name.
+    private static func newStore() async throws -> (PostgresCluster, String) {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        return (cluster, String(url.split(separator: "/").last ?? ""))
+    }
+
+    /// The plan of every statement inside the functions that `calls` runs, each made generic, as a plan
+    /// the writer keeps is: auto_explain hands them to the client.
+    private static func keptPlans(in database: String, on cluster: PostgresCluster, of calls: String) throws -> String {
+        try cluster.psql(database: database, """
+            LOAD 'auto_explain';
+            SET auto_explain.log_min_duration = 0;
+            SET auto_explain.log_nested_statements = on;
+            SET auto_explain.log_level = notice;
+            SET plan_cache_mode = force_generic_plan;
+            \(calls)
+            """)
     }
 }
