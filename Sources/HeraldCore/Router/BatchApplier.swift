@@ -9,8 +9,9 @@ struct BatchApplier {
     /// The batch's time: messages are stamped with it, and focus expires relative to it.
     let now: Timestamp
 
-    init(slice: StateSlice, policy: RouterPolicy, now: Timestamp) {
-        self.model = ChatModel(slice: slice)
+    /// Creates the applier of a batch with at most `messages` new messages (see ``ChatModel/init(slice:messages:)``).
+    init(slice: StateSlice, policy: RouterPolicy, now: Timestamp, messages: Int = 0) {
+        self.model = ChatModel(slice: slice, messages: messages)
         self.policy = policy
         self.now = now
     }

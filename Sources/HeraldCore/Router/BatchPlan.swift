@@ -12,6 +12,8 @@ struct BatchPlan {
     /// The chats and messages the events name.
     var keys: SliceKeys {
         var keys = SliceKeys()
+        // Sized for the batch up front: grown by doubling, the sets rehash every key they hold each time.
+        keys.messages.reserveCapacity(events.count)
         for event in events {
             keys.chats.insert(event.chat)
             switch event {
@@ -53,7 +55,9 @@ struct BatchPlan {
         var candidates: [ChatUser: [MessageKey]] = [:]
         // Where each named message sits: as stored, else as the batch's first message with its reference.
         var firstKeys: [MessageRef: MessageKey] = [:]
+        firstKeys.reserveCapacity(events.count)
         var receivedKeys: [MessageKey] = []
+        receivedKeys.reserveCapacity(events.count)
         var createdChats: Set<ChatID> = []
         for event in events {
             switch event {

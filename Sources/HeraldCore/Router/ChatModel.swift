@@ -20,8 +20,11 @@ struct ChatModel {
     private(set) var currentUnread: [UserID: [ChatID: Int]]
     private var unreadTotals: [UserID: Int]
 
-    init(slice: StateSlice) {
+    /// Creates the model of a batch that stores at most `messages` messages (room is reserved for them).
+    init(slice: StateSlice, messages: Int = 0) {
         self.slice = slice
+        batchKeys.reserveCapacity(messages)
+        newMessages.reserveCapacity(messages)
         storedRanges = StoredRanges.group(slice.ranges)
         memberships = slice.memberships
         currentPositions = slice.readPositions

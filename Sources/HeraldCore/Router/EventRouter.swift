@@ -108,7 +108,12 @@ public final class EventRouter: IngestHandle {
                             in tx: any ChatTransaction) throws -> AppliedBatch {
         var events: [ChatEvent] = []
         events.reserveCapacity(records.count)
-        for record in records { if case .event(let event) = record.outcome { events.append(event) } }
+        var messages = 0
+        for record in records {
+            guard case .event(let event) = record.outcome else { continue }
+            events.append(event)
+            if case .messageReceived = event { messages += 1 }
+        }
         let plan = BatchPlan(events: events)
         var slice = StateSlice()
         if !events.isEmpty {
@@ -116,7 +121,7 @@ public final class EventRouter: IngestHandle {
             try tx.loadCounters(users: plan.users(in: slice), ranges: plan.ranges(in: slice), into: &slice)
         }
 
-        var applier = BatchApplier(slice: slice, policy: policy, now: clock.now())
+        var applier = BatchApplier(slice: slice, policy: policy, now: clock.now(), messages: messages)
         var batch = AppliedBatch()
         batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []
