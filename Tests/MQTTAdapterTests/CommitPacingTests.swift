@@ -46,12 +46,12 @@ struct CommitPacingTests {
 
     /// Through a real broker: m1 commits alone (its commit held), m2 and m3 are read meanwhile and commit
     /// together, and m4, published after that, waits for m5 (published once m4 has been read) instead of
-    /// committing alone. Without pacing the commits are [1, 2, 1, 1]. With `max_batch: 16` a burst of two
-    /// goes at once (an eighth of it), so m4 and m5 commit as soon as m5 is read; the interval is set
+    /// committing alone. Without pacing the commits are [1, 2, 1, 1]. With `max_batch: 4` a burst of two
+    /// goes at once (half of it), so m4 and m5 commit as soon as m5 is read; the interval is set
     /// beyond the configurable range so that a slow machine cannot end it before m5 arrives.
     @Test func underASteadyLoadAMessageWaitsForTheNextOne() async throws {
         let broker = try await MosquittoBroker()
-        let source = try RunningSource(yaml: RunningSource.yaml("paced", broker: broker, extra: "    max_batch: 16"),
+        let source = try RunningSource(yaml: RunningSource.yaml("paced", broker: broker, extra: "    max_batch: 4"),
                                        adjust: { $0.commitIntervalMilliseconds = 600_000 })
         defer { source.task.cancel() }
         let ingest = source.ingest

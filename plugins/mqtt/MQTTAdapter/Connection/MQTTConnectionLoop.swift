@@ -14,7 +14,7 @@ import Synchronization
 /// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
 /// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
 /// each commit's database pages. An idle committer does not wait for a full burst: it takes what was
-/// read once that is an eighth of one. Under a steady load a small burst waits out the commit interval
+/// read once that is half of one. Under a steady load a small burst waits out the commit interval
 /// first (``CommitPacing``), so commits do not shrink to a few messages each.
 ///
 /// libmosquitto writes all queued packets at once, so PUBACKs can only be written at a moment when
@@ -39,10 +39,12 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     /// PUBACKs prompt under a steady moderate load, where every burst is small.
     static let maxUnacknowledgedBursts = 4
 
-    /// A burst goes to an idle committer once it holds this many messages (an eighth of `maxBurst`),
-    /// rather than when it is full: after PUBACKs are written the store would otherwise wait for a
-    /// whole burst to be read. Later bursts fill while the commit before them runs.
-    private var handoverWhenIdle: Int { max(1, maxBurst / 8) }
+    /// A burst goes to an idle committer once it holds this many messages (half of `maxBurst`), rather
+    /// than when it is full: after PUBACKs are written the store would otherwise wait for a whole burst to
+    /// be read. Not much less either: a commit costs about as much for the chats it touches as for its
+    /// messages, so a small first burst after each pause takes the store nearly a whole commit's time for
+    /// few messages. Later bursts fill while the commit before them runs.
+    private var handoverWhenIdle: Int { max(1, maxBurst / 2) }
 
     enum LoopError: Error, CustomStringConvertible {
         case refused(MosquittoReasonCode)
