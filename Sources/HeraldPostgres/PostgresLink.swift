@@ -213,15 +213,26 @@ struct PostgresSession {
     /// Runs a statement and returns its rows.
     @discardableResult
     func query(_ query: PostgresQuery) throws -> PostgresQueryResult {
+        try answer(to: send(query))
+    }
+
+    /// Sends a statement without waiting for its answer, so the caller can work while the server runs it;
+    /// ``answer(to:)`` then waits for it. The next statement on the session is sent after that wait.
+    func send(_ query: PostgresQuery) -> SentStatement {
         counter.count += 1
+        guard let watchdog else { return SentStatement(answer: connection.query(query, logger: logger)) }
+        let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
+        watchdog.begin(answering: answer)
+        // A promise already failed by the watchdog ignores the connection's late answer.
+        connection.query(query, logger: logger).cascade(to: answer)
+        return SentStatement(answer: answer.futureResult)
+    }
+
+    /// Waits for the answer to a statement ``send(_:)`` sent: its rows, or the error it failed with.
+    func answer(to statement: SentStatement) throws -> PostgresQueryResult {
+        defer { watchdog?.end() }
         do {
-            guard let watchdog else { return try connection.query(query, logger: logger).wait() }
-            let answer = connection.eventLoop.makePromise(of: PostgresQueryResult.self)
-            watchdog.begin(answering: answer)
-            defer { watchdog.end() }
-            // A promise already failed by the watchdog ignores the connection's late answer.
-            connection.query(query, logger: logger).cascade(to: answer)
-            return try answer.futureResult.wait()
+            return try statement.answer.wait()
         } catch {
             if let watchdog, watchdog.tripped { throw PostgresStoreError.noAnswer(after: watchdog.limit) }
             throw PostgresStoreError.statement(PostgresStoreError.describe(error))
@@ -252,6 +263,11 @@ struct PostgresSession {
     func execute(_ query: PostgresQuery) throws -> Int {
         try self.query(query).metadata.rows ?? 0
     }
+}
+
+/// A statement sent on a session whose answer has not been waited for yet (``PostgresSession/send(_:)``).
+struct SentStatement {
+    let answer: EventLoopFuture<PostgresQueryResult>
 }
 
 /// Counts statements of one session (a class so a session value can count).

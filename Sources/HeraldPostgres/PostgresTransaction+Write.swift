@@ -4,9 +4,53 @@ import NIOCore
 import PostgresNIO
 
 extension PostgresTransaction {
-    /// Writes a batch's changes in one statement: `herald_write_batch` (``PostgresWriteFunction``) takes
-    /// every kind of change as arrays and applies them on the server, in the order below.
+    /// The server stores a batch's new messages while Herald applies the batch.
+    var storesMessagesAhead: Bool { true }
+
+    /// Sends `herald_write_batch` with only the batch's new messages and does not wait for it: the server
+    /// inserts them (a third or more of a large batch's writes) while the router applies the batch, the
+    /// statement after the counters whose reads must not see them. ``write(_:)`` waits for its answer.
+    func storeMessagesAhead(_ messages: [NewMessage]) throws {
+        var delta = StoreDelta()
+        delta.messages = messages
+        ahead.sent = (messages, session.send(statement(writing: delta)))
+    }
+
+    /// Writes a batch's changes: `herald_write_batch` (``PostgresWriteFunction``) takes every kind of change
+    /// as arrays and applies them on the server, in the order below. When the messages went ahead, it first
+    /// checks that every one of them was inserted, then writes the rest (and any message the delta lists
+    /// that did not go ahead) in a second call.
     func write(_ delta: StoreDelta) throws {
+        var rest = delta
+        if let (messages, sent) = ahead.sent {
+            ahead.sent = nil
+            let inserted = try Self.inserted(by: session.answer(to: sent))
+            guard inserted == messages.count else {
+                throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
+            }
+            // The same list unless the router's apply and its plan disagree: then what did not go ahead goes now.
+            if rest.messages == messages {
+                rest.messages = []
+            } else {
+                let stored = Set(messages.map { MessageRef(chat: $0.message.chat, id: $0.message.id) })
+                rest.messages.removeAll { stored.contains(MessageRef(chat: $0.message.chat, id: $0.message.id)) }
+            }
+        }
+        let inserted = try Self.inserted(by: session.query(statement(writing: rest)))
+        guard inserted == rest.messages.count else {
+            throw StoreConflict("\(rest.messages.count - inserted) of \(rest.messages.count) messages were stored meanwhile")
+        }
+    }
+
+    /// The messages `herald_write_batch` inserted, from its answer.
+    private static func inserted(by rows: PostgresQueryResult) throws -> Int {
+        var inserted = 0
+        for row in rows { inserted = try row.makeRandomAccess()[0].decode(Int.self) }
+        return inserted
+    }
+
+    /// The `herald_write_batch` call that writes `delta`.
+    private func statement(writing delta: StoreDelta) -> PostgresQuery {
         let messages = delta.messages
         let chats = delta.chats.sorted { $0.key < $1.key }
         let members = delta.members
@@ -24,7 +68,7 @@ extension PostgresTransaction {
         // Outputs queued: wake the other instances' dispatchers when this commits (NOTIFY is transactional).
         // The payload is a UUID (hex digits and dashes), safe to write as a literal.
         let notify = outbox.isEmpty ? "" : ", pg_notify('\(outboxChannel)', '\(notificationPayload)')"
-        let rows = try session.query("""
+        return """
             SELECT herald_write_batch(
                 \(messages.map(\.message.chat.rawValue))::text[], \(messages.map(\.message.id.rawValue))::text[],
                 \(messages.map(\.message.sender.rawValue))::text[], \(messages.map(\.message.body))::text[],
@@ -50,11 +94,6 @@ extension PostgresTransaction {
                 \(saved.map(\.0.source))::text[], \(saved.map(\.0.key))::text[], \(saved.map(\.1))::text[],
                 \(delta.checkpointTime.milliseconds)::int8,
                 \(removed.map(\.source))::text[], \(removed.map(\.key))::text[])\(unescaped: notify)
-            """)
-        var inserted = 0
-        for row in rows { inserted = try row.makeRandomAccess()[0].decode(Int.self) }
-        guard inserted == messages.count else {
-            throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
-        }
+            """
     }
 }

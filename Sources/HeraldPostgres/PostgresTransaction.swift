@@ -11,6 +11,8 @@ struct PostgresTransaction: ChatTransaction {
     let notificationPayload: String
     /// The channel that `NOTIFY` goes to (``PostgresStoreSettings/outboxChannel``).
     let outboxChannel: String
+    /// The batch's new messages sent ahead of its delta (``storeMessagesAhead(_:)``), until ``write(_:)``.
+    let ahead = AheadMessages()
 
     /// The slice in one statement, `herald_load_slice` (``PostgresReadFunctions/slice``): it takes the
     /// transaction's chat locks, then reads each part of the slice after them.
@@ -84,4 +86,11 @@ struct PostgresTransaction: ChatTransaction {
             }
         }
     }
+}
+
+/// The statement that stores a batch's messages ahead of its delta, and the messages it carries, between
+/// ``PostgresTransaction/storeMessagesAhead(_:)`` and ``PostgresTransaction/write(_:)`` (a transaction is a
+/// value; this is the part of it that changes).
+final class AheadMessages {
+    var sent: (messages: [NewMessage], statement: SentStatement)?
 }

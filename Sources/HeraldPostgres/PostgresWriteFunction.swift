@@ -1,8 +1,10 @@
 /// The server-side function that writes a batch's delta: every kind of change in one statement, so a
-/// commit costs one round trip for its writes however many kinds of change it has (statements inside a
-/// function run on the server, back to back). Each change is the same set-based statement the delta
-/// describes: messages inserted with conflict-skip, counters by deltas, read positions only forward.
-/// Returns how many messages were inserted, which the caller checks against the slice.
+/// commit's writes cost the same round trips however many kinds of change it has (statements inside a
+/// function run on the server, back to back): a call with the batch's new messages, sent before the batch
+/// is applied, and one with the rest (``PostgresTransaction/storeMessagesAhead(_:)``). Each change is the
+/// same set-based statement the delta describes: messages inserted with conflict-skip, counters by deltas,
+/// read positions only forward. Returns how many messages were inserted, which the caller checks against
+/// the slice.
 enum PostgresWriteFunction {
     /// How the function stores a batch's outputs.
     enum Outbox {

@@ -35,11 +35,49 @@ struct PostgresStoreTests {
         #expect(perCommit.count == 3)
         let (small, large) = (perCommit.dropFirst().first ?? 0, perCommit.last ?? 0)
         // BEGIN, the slice after its chat locks, the unread counters with the stored ranges a recount needs,
-        // herald_write_batch, COMMIT.
-        #expect(small == 5, "statements for 5 events: \(small)")
+        // herald_write_batch with the new messages (sent ahead of the apply), herald_write_batch with the
+        // rest, COMMIT.
+        #expect(small == 6, "statements for 5 events: \(small)")
         #expect(large == small, "statements for 5 events: \(small), for 5,000: \(large)")
         #expect(store.statementsInLastWrite == Int(large))
         #expect(try store.statistics().messages == 8 + 4 + 4_000)
+    }
+
+    /// The messages go to the server ahead of the apply (``ChatTransaction/storeMessagesAhead(_:)``); the
+    /// write completes them, stores any the delta lists beyond them, and reports a message another writer
+    /// stored first as a conflict, so the router applies the batch again.
+    @Test func messagesSentAheadAreCompletedByTheWriteAndACollisionIsAConflict() async throws {
+        let harness = try await RouterHarness(.postgres)
+        let store = try #require(harness.store as? PostgresChatStore)
+        func new(_ id: String) -> NewMessage {
+            NewMessage(message: MessageReceived(chat: "c1", id: MessageID(id), sender: "alice", recipients: ["bob"], body: id,
+                                                sentAt: Timestamp(milliseconds: 1000)), receivedAt: Timestamp(milliseconds: 2000))
+        }
+        let (m1, m2, m3) = (new("m1"), new("m2"), new("m3"))
+        try await harness.offPool {
+            try store.write { tx in
+                try tx.storeMessagesAhead([m1])
+                var delta = StoreDelta()
+                delta.messages = [m1, m2]
+                try tx.write(delta)
+            }
+        }
+        #expect(try store.statistics().messages == 2)
+        let collision = try await harness.offPool {
+            do {
+                try store.write { tx in
+                    try tx.storeMessagesAhead([m2, m3])
+                    var delta = StoreDelta()
+                    delta.messages = [m2, m3]
+                    try tx.write(delta)
+                }
+                return false
+            } catch is StoreConflict {
+                return true
+            }
+        }
+        #expect(collision, "m2 was stored already")
+        #expect(try store.statistics().messages == 2, "the conflicting batch left nothing behind")
     }
 
     @Test func theURLHoldsNoPasswordAndSaysHowTLSIsVerified() throws {

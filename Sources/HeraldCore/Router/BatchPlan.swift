@@ -25,6 +25,22 @@ struct BatchPlan {
         return keys
     }
 
+    /// The messages the batch stores, in order: each `message.received` whose message is neither in the
+    /// slice nor earlier in the batch, as ``ChatModel`` will store it (the delta's messages, known before
+    /// the apply: a store may start writing them meanwhile).
+    func newMessages(in slice: StateSlice, receivedAt: Timestamp) -> [NewMessage] {
+        var seen: Set<MessageRef> = []
+        seen.reserveCapacity(events.count)
+        var messages: [NewMessage] = []
+        messages.reserveCapacity(events.count)
+        for case .messageReceived(let message) in events {
+            let ref = MessageRef(chat: message.chat, id: message.id)
+            guard slice.messages[ref] == nil, seen.insert(ref).inserted else { continue }
+            messages.append(NewMessage(message: message, receivedAt: receivedAt))
+        }
+        return messages
+    }
+
     /// Everyone whose unread counters the batch may read or change: members of its chats, participants,
     /// readers and whoever waits on a read.
     func users(in slice: StateSlice) -> Set<UserID> {

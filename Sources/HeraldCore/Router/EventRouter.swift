@@ -121,7 +121,12 @@ public final class EventRouter: IngestHandle {
             try tx.loadCounters(users: plan.users(in: slice), ranges: plan.ranges(in: slice), into: &slice)
         }
 
-        var applier = BatchApplier(slice: slice, policy: policy, now: clock.now(), messages: messages)
+        let now = clock.now()
+        if !events.isEmpty, tx.storesMessagesAhead {
+            // The store writes them while the batch is applied: the same list the delta will carry.
+            try tx.storeMessagesAhead(plan.newMessages(in: slice, receivedAt: now))
+        }
+        var applier = BatchApplier(slice: slice, policy: policy, now: now, messages: messages)
         var batch = AppliedBatch()
         batch.report.outcomes.reserveCapacity(records.count)
         var outbox: [OutboxRow] = []

@@ -138,9 +138,26 @@ public protocol ChatTransaction {
     /// `users` into ``StateSlice/unread`` (a user without counters maps to an empty table), and the
     /// count and senders of the stored messages in each of `ranges` into ``StateSlice/ranges``.
     func loadCounters(users: Set<UserID>, ranges: [StoredRange], into slice: inout StateSlice) throws
+    /// Whether the store takes a batch's new messages ahead of the rest of its delta
+    /// (``storeMessagesAhead(_:)``): worth it where the store works apart from the router, as a database
+    /// server does, so that it stores them while the router applies the batch.
+    var storesMessagesAhead: Bool { get }
+    /// Starts storing `messages`, the batch's new messages exactly as its delta will list them, before
+    /// the batch is applied. ``write(_:)`` then completes their insert, throws ``StoreConflict`` if another
+    /// writer stored one of them first, and writes the rest of the delta. Called only when
+    /// ``storesMessagesAhead`` is `true`.
+    func storeMessagesAhead(_ messages: [NewMessage]) throws
     /// Writes a batch's changes. Throws ``StoreConflict`` when the store changed under the slice
     /// (another writer stored one of the batch's messages first).
     func write(_ delta: StoreDelta) throws
+}
+
+extension ChatTransaction {
+    /// In process, the messages are written with the rest of the delta.
+    public var storesMessagesAhead: Bool { false }
+
+    /// In process, the messages are written with the rest of the delta.
+    public func storeMessagesAhead(_ messages: [NewMessage]) throws {}
 }
 
 /// The store changed between loading a slice and writing its delta: the batch is applied again from
