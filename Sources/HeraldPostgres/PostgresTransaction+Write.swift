@@ -5,7 +5,7 @@ import PostgresNIO
 
 extension PostgresTransaction {
     /// The server stores a batch's new messages while Herald applies the batch.
-    var storesMessagesAhead: Bool { true }
+    var messagesAhead: MessagesAhead { .sent }
 
     /// Sends `herald_write_batch` with only the batch's new messages and does not wait for it: the server
     /// inserts them (a third or more of a large batch's writes) while the router applies the batch, the
@@ -28,13 +28,7 @@ extension PostgresTransaction {
             guard inserted == messages.count else {
                 throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
             }
-            // The same list unless the router's apply and its plan disagree: then what did not go ahead goes now.
-            if rest.messages == messages {
-                rest.messages = []
-            } else {
-                let stored = Set(messages.map { MessageRef(chat: $0.message.chat, id: $0.message.id) })
-                rest.messages.removeAll { stored.contains(MessageRef(chat: $0.message.chat, id: $0.message.id)) }
-            }
+            rest.messages = NewMessage.remaining(rest.messages, after: messages)
         }
         let inserted = try Self.inserted(by: session.query(statement(writing: rest)))
         guard inserted == rest.messages.count else {

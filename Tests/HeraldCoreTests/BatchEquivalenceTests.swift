@@ -1,4 +1,4 @@
-import HeraldCore
+@testable import HeraldCore
 import HeraldPluginAPI
 import PropertyBased
 import Testing
@@ -74,6 +74,22 @@ struct BatchEquivalenceTests {
             } catch {
                 Issue.record(error)
             }
+        }
+    }
+
+    /// A batch with hundreds of new messages is applied while the store takes its messages ahead
+    /// (``MessagesAhead``: on SQLite on another thread); redelivered messages among them are skipped.
+    @Test(arguments: StoreBackend.allCases) func aBatchAppliedWhileItsMessagesAreWrittenMatchesOneAtATime(_ backend: StoreBackend) async throws {
+        let fresh = ConcurrentWritersTests.events(count: 700, seed: 7)
+        let events = fresh + fresh.prefix(60)
+        #expect(events.count { if case .messageReceived = $0 { true } else { false } } > EventRouter.concurrentApplyMessages)
+        let single = try await Self.run(events, sizes: [1], on: backend)
+        let batched = try await Self.run(events, sizes: [events.count], on: backend)
+        #expect(single.snapshot == batched.snapshot)
+        Self.expectSameOutputs(single.commits, batched.commits)
+        #expect(single.badges == batched.badges)
+        for row in try batched.harness.store.unreadAgainstRecount() {
+            #expect(row.stored == row.recounted, "unread of \(row.user) in \(row.chat)")
         }
     }
 

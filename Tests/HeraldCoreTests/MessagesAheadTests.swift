@@ -32,4 +32,15 @@ struct MessagesAheadTests {
             }
         }
     }
+
+    @Test func whatDidNotGoAheadIsWrittenWithTheDelta() {
+        func new(_ chat: ChatID, _ id: MessageID) -> NewMessage {
+            NewMessage(message: MessageReceived(chat: chat, id: id, sender: "alice", recipients: nil, body: "b", sentAt: Timestamp(milliseconds: 1)),
+                       receivedAt: Self.now)
+        }
+        let (m1, m2, m3) = (new("c1", "m1"), new("c1", "m2"), new("c2", "m1"))
+        #expect(NewMessage.remaining([m1, m2, m3], after: [m1, m2, m3]).isEmpty)
+        #expect(NewMessage.remaining([m1, m2, m3], after: [m2]) == [m1, m3])
+        #expect(NewMessage.remaining([m1], after: []) == [m1])
+    }
 }

@@ -189,3 +189,25 @@ public struct NewDeadLetter: Hashable, Sendable {
         self.raw = raw
     }
 }
+
+extension NewMessage {
+    /// What of a delta's `messages` is left to insert after `stored` went ahead of it
+    /// (``ChatTransaction/storeMessagesAhead(_:)``): nothing when the two lists agree, as they do when the
+    /// router planned them; otherwise each message whose (chat, id) did not go ahead.
+    public static func remaining(_ messages: [NewMessage], after stored: [NewMessage]) -> [NewMessage] {
+        guard messages != stored else { return [] }
+        let refs = Set(stored.map { MessageRef(chat: $0.message.chat, id: $0.message.id) })
+        return messages.filter { !refs.contains(MessageRef(chat: $0.message.chat, id: $0.message.id)) }
+    }
+}
+
+/// The messages a transaction stored (or sent) ahead of its delta, between
+/// ``ChatTransaction/storeMessagesAhead(_:)`` and ``ChatTransaction/write(_:)``: a transaction is a value,
+/// and this is the part of it that changes. Used on the transaction's thread only.
+public final class MessagesStoredAhead {
+    /// The messages, once stored or sent.
+    public var messages: [NewMessage]?
+
+    /// Creates an empty record.
+    public init() {}
+}

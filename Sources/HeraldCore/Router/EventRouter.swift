@@ -2,6 +2,7 @@ public import HeraldPluginAPI
 public import Logging
 import CoreMetrics
 import Synchronization
+import Dispatch
 
 /// The single entry point that changes the chat model.
 ///
@@ -29,7 +30,9 @@ public final class EventRouter: IngestHandle {
     /// removed again included (``LatestReceipts``). The next large batch's outbox is reserved from it:
     /// grown by doubling instead, the array that holds most of a commit's memory ends with up to twice the
     /// room it needs, after a copy that briefly holds both.
-    private let outboxRowsPerThousandRecords = Atomic<Int>(0)
+    let outboxRowsPerThousandRecords = Atomic<Int>(0)
+    /// Where large batches are applied while the store inserts their messages (``concurrentApplyMessages``).
+    let applyQueue = DispatchQueue(label: "herald-router-apply")
 
     /// Creates a router.
     public init(store: any ChatStore, policy: RouterPolicy, routing: OutputRouting, clock: any WallClock,
@@ -102,8 +105,16 @@ public final class EventRouter: IngestHandle {
     /// How often a batch is applied when another writer keeps changing what it touches.
     static let conflictAttempts = 5
 
+    /// A batch that stores at least this many new messages is applied on ``applyQueue`` while a store that
+    /// writes its messages ahead (``MessagesAhead/written``) inserts them; a smaller one is applied on the
+    /// transaction's thread and written whole, where handing it over would cost more than it saves.
+    static let concurrentApplyMessages = 256
+
     /// One batch inside a transaction: load its slice (a few set-based reads), apply its events in
-    /// memory, write the difference.
+    /// memory (``transform(_:slice:now:messages:checkpoints:tapping:)``), write the difference. The batch's
+    /// new messages are known from the slice, so a store may take them while the batch is applied
+    /// (``MessagesAhead``): a server as a statement sent ahead, SQLite on this thread while the apply runs on
+    /// ``applyQueue``.
     private func applyBatch(_ records: [SourceRecord], checkpoints: [SourceCheckpoint], tapping: Bool,
                             in tx: any ChatTransaction) throws -> AppliedBatch {
         var events: [ChatEvent] = []
@@ -122,68 +133,32 @@ public final class EventRouter: IngestHandle {
         }
 
         let now = clock.now()
-        if !events.isEmpty, tx.storesMessagesAhead {
-            // The store writes them while the batch is applied: the same list the delta will carry.
+        let transform = { @Sendable [self, slice, messages] in
+            try self.transform(records, slice: slice, now: now, messages: messages, checkpoints: checkpoints, tapping: tapping)
+        }
+        let (batch, delta): (AppliedBatch, StoreDelta)
+        switch events.isEmpty ? .withTheDelta : tx.messagesAhead {
+        case .withTheDelta:
+            (batch, delta) = try transform()
+        case .sent:
+            // The server stores them while the batch is applied here: the same list the delta will carry.
             try tx.storeMessagesAhead(plan.newMessages(in: slice, receivedAt: now))
-        }
-        var applier = BatchApplier(slice: slice, policy: policy, now: now, messages: messages)
-        var batch = AppliedBatch()
-        batch.report.outcomes.reserveCapacity(records.count)
-        var outbox: [OutboxRow] = []
-        let reserving = records.count >= Self.reservingBatch
-        if reserving {
-            let expectedRows = records.count * outboxRowsPerThousandRecords.load(ordering: .relaxed) / 1000
-            outbox.reserveCapacity(expectedRows + expectedRows / 16)
-        }
-        var badges = LatestBadges()
-        var receipts = LatestReceipts()
-        // Inputs a source rejected and events the model refused go the same way.
-        func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
-            batch.deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))
-            batch.report.deadLettered += 1
-            batch.report.outcomes.append(.deadLettered)
-        }
-        for record in records {
-            let queuedAt = record.provenance.receivedAt
-            switch record.outcome {
-            case .event(let event):
-                let effect = try applier.apply(event)
-                if let rejection = effect.rejection {
-                    // Sources drop the bytes of inputs they accept; the event's self-describing form stands in.
-                    deadLetter(rejection, record, raw: record.raw.isEmpty ? EventWireFormat.encode(event) : record.raw)
-                    continue
-                }
-                effect.applied ? (batch.report.applied += 1) : (batch.report.duplicates += 1)
-                batch.report.outcomes.append(effect.applied ? .applied : .duplicate)
-                for output in effect.outputs {
-                    let first = outbox.count
-                    enqueue(output, at: queuedAt, into: &outbox)
-                    if case .readReceipt(let receipt) = output { receipts.keep(receipt, rows: first..<outbox.count) }
-                }
-                for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
-                if tapping {
-                    let badgeOutputs = effect.badgeUsers.map { Output.badge(applier.model.badge(for: $0)) }
-                    batch.tapped.append(TailRecord(event: event, provenance: record.provenance, committedAt: queuedAt,
-                                                   commitLatencyMilliseconds: 0, applied: effect.applied,
-                                                   outputs: effect.outputs + badgeOutputs))
-                }
-            case .rejected(let rejection):
-                deadLetter(rejection, record, raw: record.raw)
+            (batch, delta) = try transform()
+        case .written:
+            guard messages >= Self.concurrentApplyMessages else {
+                (batch, delta) = try transform()
+                break
             }
+            // The batch is applied on the apply queue while this thread, the transaction's, inserts its messages.
+            let applying = BackgroundWork.start(on: applyQueue, transform)
+            do {
+                try tx.storeMessagesAhead(plan.newMessages(in: slice, receivedAt: now))
+            } catch {
+                _ = try? applying.result()
+                throw error
+            }
+            (batch, delta) = try applying.result()
         }
-        let replacedRows = receipts.removeReplaced(from: &outbox)
-        for (user, queuedAt) in badges.latest { enqueue(.badge(applier.model.badge(for: user)), at: queuedAt, into: &outbox) }
-        batch.badgesSuperseded = badges.superseded
-        batch.receiptsSuperseded = receipts.superseded
-        batch.report.outputs = outbox.count
-        // The next large batch reserves room for every row it queues, the receipts it removes again included.
-        if reserving { outboxRowsPerThousandRecords.store((outbox.count + replacedRows) * 1000 / records.count, ordering: .relaxed) }
-
-        var delta = applier.model.delta()
-        delta.outbox = outbox
-        delta.deadLetters = batch.deadLetters
-        delta.checkpoints = checkpoints
-        delta.checkpointTime = clock.now()
         try tx.write(delta)
         return batch
     }
@@ -217,7 +192,7 @@ public final class EventRouter: IngestHandle {
 }
 
 /// What one batch's transaction produced for the router to report after the commit.
-struct AppliedBatch {
+struct AppliedBatch: Sendable {
     var report = IngestReport()
     var tapped: [TailRecord] = []
     var badgesSuperseded = 0

@@ -138,14 +138,14 @@ public protocol ChatTransaction {
     /// `users` into ``StateSlice/unread`` (a user without counters maps to an empty table), and the
     /// count and senders of the stored messages in each of `ranges` into ``StateSlice/ranges``.
     func loadCounters(users: Set<UserID>, ranges: [StoredRange], into slice: inout StateSlice) throws
-    /// Whether the store takes a batch's new messages ahead of the rest of its delta
-    /// (``storeMessagesAhead(_:)``): worth it where the store works apart from the router, as a database
-    /// server does, so that it stores them while the router applies the batch.
-    var storesMessagesAhead: Bool { get }
-    /// Starts storing `messages`, the batch's new messages exactly as its delta will list them, before
-    /// the batch is applied. ``write(_:)`` then completes their insert, throws ``StoreConflict`` if another
-    /// writer stored one of them first, and writes the rest of the delta. Called only when
-    /// ``storesMessagesAhead`` is `true`.
+    /// Whether and how the store takes a batch's new messages ahead of the rest of its delta
+    /// (``storeMessagesAhead(_:)``), so that they are stored while the batch is applied.
+    var messagesAhead: MessagesAhead { get }
+    /// Stores (or starts storing) `messages`, the batch's new messages exactly as its delta will list them,
+    /// before the batch is applied; throws ``StoreConflict`` if another writer stored one of them first.
+    /// ``write(_:)`` then completes what is still under way and writes the rest of the delta, with any
+    /// message the delta lists that did not go ahead. Called only when ``messagesAhead`` is not
+    /// ``MessagesAhead/withTheDelta``.
     func storeMessagesAhead(_ messages: [NewMessage]) throws
     /// Writes a batch's changes. Throws ``StoreConflict`` when the store changed under the slice
     /// (another writer stored one of the batch's messages first).
@@ -153,11 +153,24 @@ public protocol ChatTransaction {
 }
 
 extension ChatTransaction {
-    /// In process, the messages are written with the rest of the delta.
-    public var storesMessagesAhead: Bool { false }
+    /// The messages are written with the rest of the delta.
+    public var messagesAhead: MessagesAhead { .withTheDelta }
 
-    /// In process, the messages are written with the rest of the delta.
+    /// The messages are written with the rest of the delta.
     public func storeMessagesAhead(_ messages: [NewMessage]) throws {}
+}
+
+/// How a store takes a batch's new messages before the batch is applied (they are known from its slice):
+/// inserting them is a large part of a commit's writes, and the apply need not wait for it.
+public enum MessagesAhead: Sendable {
+    /// With the rest of the delta, in ``ChatTransaction/write(_:)``.
+    case withTheDelta
+    /// Sent to a server that stores them while the router applies the batch: ``ChatTransaction/storeMessagesAhead(_:)``
+    /// returns at once.
+    case sent
+    /// Written by ``ChatTransaction/storeMessagesAhead(_:)`` before it returns, on the transaction's thread,
+    /// while the router applies the batch on another.
+    case written
 }
 
 /// The store changed between loading a slice and writing its delta: the batch is applied again from

@@ -3,13 +3,35 @@ import GRDB
 import HeraldPluginAPI
 
 extension SQLiteTransaction {
-    /// Writes a batch's changes: a multi-row statement per kind of change and ``maximumRows`` rows, with
-    /// the values bound (in process, statements are cheap; parsing values back out of JSON is not).
-    func write(_ delta: StoreDelta) throws {
-        let inserted = try insertMessages(Self.inIndexOrder(delta.messages))
-        guard inserted == delta.messages.count else {
-            throw StoreConflict("\(delta.messages.count - inserted) of \(delta.messages.count) messages were stored meanwhile")
+    /// The writer inserts a batch's new messages while the router applies the batch on another thread.
+    var messagesAhead: MessagesAhead { .written }
+
+    /// Inserts the batch's new messages before the batch is applied (the router applies it on another
+    /// thread meanwhile); ``write(_:)`` writes the rest.
+    func storeMessagesAhead(_ messages: [NewMessage]) throws {
+        let inserted = try insertMessages(Self.inIndexOrder(messages))
+        guard inserted == messages.count else {
+            throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
         }
+        ahead.messages = messages
+    }
+
+    /// Writes a batch's changes: a multi-row statement per kind of change and ``maximumRows`` rows, with
+    /// the values bound (in process, statements are cheap; parsing values back out of JSON is not). The
+    /// messages that went ahead (``storeMessagesAhead(_:)``) are not inserted again.
+    func write(_ delta: StoreDelta) throws {
+        var messages = delta.messages
+        var inserted = 0
+        if let stored = ahead.messages {
+            ahead.messages = nil
+            inserted = stored.count
+            messages = NewMessage.remaining(messages, after: stored)
+        }
+        let insertedNow = try insertMessages(Self.inIndexOrder(messages))
+        guard insertedNow == messages.count else {
+            throw StoreConflict("\(messages.count - insertedNow) of \(messages.count) messages were stored meanwhile")
+        }
+        inserted += insertedNow
         try writeMembership(delta)
         try writeReads(delta)
         try writeCounters(delta.unreadDeltas)

@@ -10,6 +10,8 @@ struct SQLiteTransaction: ChatTransaction {
     let db: Database
     /// Where the transaction's statements keep the text and bytes they bind.
     let arena = BindingArena()
+    /// The batch's new messages inserted ahead of its delta (``storeMessagesAhead(_:)``), until ``write(_:)``.
+    let ahead = MessagesStoredAhead()
 
     func loadSlice(_ keys: SliceKeys) throws -> StateSlice {
         var slice = StateSlice()
