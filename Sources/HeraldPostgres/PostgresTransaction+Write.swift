@@ -24,16 +24,10 @@ extension PostgresTransaction {
         var rest = delta
         if let (messages, sent) = ahead.sent {
             ahead.sent = nil
-            let inserted = try Self.inserted(by: session.answer(to: sent))
-            guard inserted == messages.count else {
-                throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
-            }
+            try StoreConflict.check(inserted: Self.inserted(by: session.answer(to: sent)), of: messages.count)
             rest.messages = NewMessage.remaining(rest.messages, after: messages)
         }
-        let inserted = try Self.inserted(by: session.query(statement(writing: rest)))
-        guard inserted == rest.messages.count else {
-            throw StoreConflict("\(rest.messages.count - inserted) of \(rest.messages.count) messages were stored meanwhile")
-        }
+        try StoreConflict.check(inserted: Self.inserted(by: session.query(statement(writing: rest))), of: rest.messages.count)
     }
 
     /// The messages `herald_write_batch` inserted, from its answer.

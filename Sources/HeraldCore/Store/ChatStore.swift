@@ -181,6 +181,12 @@ public struct StoreConflict: Error, Hashable, Sendable, CustomStringConvertible 
 
     /// Creates the error.
     public init(_ description: String) { self.description = description }
+
+    /// Throws unless an insert of `expected` messages with conflict-skip inserted all of them: another
+    /// writer stored the rest first.
+    public static func check(inserted: Int, of expected: Int) throws(StoreConflict) {
+        guard inserted == expected else { throw StoreConflict("\(expected - inserted) of \(expected) messages were stored meanwhile") }
+    }
 }
 
 /// A chat's membership as stored: whether `chat.created` declared it, and both member sets.

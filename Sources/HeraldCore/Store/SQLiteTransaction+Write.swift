@@ -9,10 +9,7 @@ extension SQLiteTransaction {
     /// Inserts the batch's new messages before the batch is applied (the router applies it on another
     /// thread meanwhile); ``write(_:)`` writes the rest.
     func storeMessagesAhead(_ messages: [NewMessage]) throws {
-        let inserted = try insertMessages(Self.inIndexOrder(messages))
-        guard inserted == messages.count else {
-            throw StoreConflict("\(messages.count - inserted) of \(messages.count) messages were stored meanwhile")
-        }
+        try StoreConflict.check(inserted: insertMessages(Self.inIndexOrder(messages)), of: messages.count)
         ahead.messages = messages
     }
 
@@ -28,9 +25,7 @@ extension SQLiteTransaction {
             messages = NewMessage.remaining(messages, after: stored)
         }
         let insertedNow = try insertMessages(Self.inIndexOrder(messages))
-        guard insertedNow == messages.count else {
-            throw StoreConflict("\(messages.count - insertedNow) of \(messages.count) messages were stored meanwhile")
-        }
+        try StoreConflict.check(inserted: insertedNow, of: messages.count)
         inserted += insertedNow
         try writeMembership(delta)
         try writeReads(delta)
