@@ -200,14 +200,3 @@ extension NewMessage {
         return messages.filter { !refs.contains(MessageRef(chat: $0.message.chat, id: $0.message.id)) }
     }
 }
-
-/// The messages a transaction stored (or sent) ahead of its delta, between
-/// ``ChatTransaction/storeMessagesAhead(_:)`` and ``ChatTransaction/write(_:)``: a transaction is a value,
-/// and this is the part of it that changes. Used on the transaction's thread only.
-public final class MessagesStoredAhead {
-    /// The messages, once stored or sent.
-    public var messages: [NewMessage]?
-
-    /// Creates an empty record.
-    public init() {}
-}

@@ -182,3 +182,11 @@ struct SQLiteTransaction: ChatTransaction {
         return BadgeUpdate(recipient: user, unread: total, chats: chats)
     }
 }
+
+/// The messages a SQLite transaction inserted ahead of its delta, between
+/// ``SQLiteTransaction/storeMessagesAhead(_:)`` and ``SQLiteTransaction/write(_:)``: a transaction is a
+/// value, and this is the part of it that changes. Used on the transaction's thread only.
+final class MessagesStoredAhead {
+    /// The messages, once inserted.
+    var messages: [NewMessage]?
+}
