@@ -3,9 +3,9 @@
 #
 # A thread writes an object and resumes a continuation with it; the task that awaited the continuation reads
 # the object. The resume happens before the read, so this is not a race. The Swift runtime tells the
-# sanitizer so when the task was already suspended in its `await` (the resume releases the task's address, and
-# running the task again acquires it). When the resume comes first, the `await` goes on at once, and nothing
-# acquires: the read is reported as a data race.
+# sanitizer so when the task was suspended in its `await` by the time of the resume (the resume releases the
+# task's address, and the task's next turn on an executor acquires it). A resume that comes while the task
+# still runs, before its `await`, is matched by no acquire: the read is reported as a data race.
 #
 # Usage: Tests/Tools/reproduce_tsan_continuation.sh [--await-first]
 #   --await-first  the thread waits 2 ms before it resumes, so the task is suspended by then: no report.
