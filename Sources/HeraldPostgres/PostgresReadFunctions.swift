@@ -27,9 +27,11 @@ enum PostgresReadFunctions {
     static let keyLookups = [
         "ALTER FUNCTION herald_load_slice SET enable_seqscan = off",
         "ALTER FUNCTION herald_load_counters SET enable_seqscan = off",
-        "ALTER FUNCTION herald_write_batch SET enable_seqscan = off",
-        writePageCost,
-    ]
+    ] + writeSettings
+
+    /// `herald_write_batch`'s own settings: what migration 8 gives it, and what a migration that defines
+    /// the function anew gives it again (`CREATE OR REPLACE FUNCTION` drops a function's settings).
+    static let writeSettings = ["ALTER FUNCTION herald_write_batch SET enable_seqscan = off", writePageCost]
 
     /// Creates (or replaces) `herald_load_slice`: takes the chats' write locks (see
     /// ``PostgresSchema/chatLockClass``), then returns the slice, each part a branch of a `UNION ALL`

@@ -100,6 +100,8 @@ enum PostgresSchema {
          PostgresOutboxSchema.migration),
         (8, "a commit's functions read by key whatever the tables' statistics: no sequential scans in them",
          PostgresReadFunctions.keyLookups),
+        (9, "herald_write_batch inserts the messages the slice found new without a conflict check: the chat locks keep them new",
+         [PostgresWriteFunction.definition(outbox: .packs, messages: .checkedBySlice)] + PostgresReadFunctions.writeSettings),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

@@ -116,9 +116,11 @@ public enum PostgresStoreError: Error, CustomStringConvertible, Sendable {
         return detail.contains("SQLSTATE 25006")
     }
 
-    /// Whether the server asked for the transaction to be tried again (serialization failure, deadlock).
+    /// Whether the transaction is worth trying again from a fresh slice: the server asked for it
+    /// (serialization failure, deadlock), or a key refused a row the slice said was not stored (unique
+    /// violation: another writer stored it first; ``PostgresWriteFunction/MessageInsert/checkedBySlice``).
     var isRetryable: Bool {
         guard case .statement(let detail) = self else { return false }
-        return detail.contains("SQLSTATE 40001") || detail.contains("SQLSTATE 40P01")
+        return ["SQLSTATE 40001", "SQLSTATE 40P01", "SQLSTATE 23505"].contains { detail.contains($0) }
     }
 }

@@ -2,10 +2,29 @@
 /// commit's writes cost the same round trips however many kinds of change it has (statements inside a
 /// function run on the server, back to back): a call with the batch's new messages, sent before the batch
 /// is applied, and one with the rest (``PostgresTransaction/storeMessagesAhead(_:)``). Each change is the
-/// same set-based statement the delta describes: messages inserted with conflict-skip, counters by deltas,
-/// read positions only forward. Returns how many messages were inserted, which the caller checks against
-/// the slice.
+/// same set-based statement the delta describes: messages inserted once, counters by deltas, read positions
+/// only forward. Returns how many messages were inserted, which the caller checks against the slice.
 enum PostgresWriteFunction {
+    /// How the function inserts a batch's new messages.
+    enum MessageInsert {
+        /// `ON CONFLICT (chat, id) DO NOTHING`: each row is looked up in the key before it is inserted
+        /// (migrations 2 and 7).
+        case skippingConflicts
+        /// A plain `INSERT` (migration 9). The messages are those the slice, read under the chats' write
+        /// locks, does not hold, and every writer inserts a chat's messages only under its lock, so none
+        /// of them can be stored meanwhile; the key still refuses a duplicate, and that error
+        /// (SQLSTATE 23505) ends the commit as a conflict that the router applies again from a fresh slice.
+        /// It saves the key lookup that the conflict check adds to each message.
+        case checkedBySlice
+
+        var conflictClause: String {
+            switch self {
+            case .skippingConflicts: "\n        ON CONFLICT (chat, id) DO NOTHING"
+            case .checkedBySlice: ""
+            }
+        }
+    }
+
     /// How the function stores a batch's outputs.
     enum Outbox {
         /// A row of `outbox` per output (migration 2).
@@ -38,8 +57,9 @@ enum PostgresWriteFunction {
         }
     }
 
-    /// Creates (or replaces) `herald_write_batch`, storing outputs as `outbox` says.
-    static func definition(outbox: Outbox) -> String {
+    /// Creates (or replaces) `herald_write_batch`, storing outputs as `outbox` says and inserting messages as
+    /// `messages` says.
+    static func definition(outbox: Outbox, messages: MessageInsert = .skippingConflicts) -> String {
         """
         CREATE OR REPLACE FUNCTION herald_write_batch(
             m_chat text[], m_id text[], m_sender text[], m_body text[], m_sent_at int8[], m_received_at int8[],
@@ -61,8 +81,7 @@ enum PostgresWriteFunction {
         BEGIN
             IF cardinality(m_chat) > 0 THEN
                 INSERT INTO messages (chat, id, sender, body, sent_at, received_at)
-                SELECT * FROM unnest(m_chat, m_id, m_sender, m_body, m_sent_at, m_received_at)
-                ON CONFLICT (chat, id) DO NOTHING;
+                SELECT * FROM unnest(m_chat, m_id, m_sender, m_body, m_sent_at, m_received_at)\(messages.conflictClause);
                 GET DIAGNOSTICS inserted = ROW_COUNT;
             END IF;
             IF cardinality(c_chat) > 0 THEN

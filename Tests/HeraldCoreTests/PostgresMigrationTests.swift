@@ -62,6 +62,25 @@ struct PostgresMigrationTests {
         #expect(try store.outboxDepth() == ["sink": 15])
     }
 
+    /// A migration that defines a commit's function anew gives it its planner settings again (`CREATE OR
+    /// REPLACE FUNCTION` drops them): in a new store the three functions read by key, priced as on an SSD,
+    /// and the write inserts the messages the slice found new with no conflict check (migration 9).
+    @Test func theCommitFunctionsKeepTheirSettingsAndTheWriteChecksNoConflicts() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let url = try cluster.createDatabase()
+        let database = String(url.split(separator: "/").last ?? "")
+        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        let settings = try cluster.psql(database: database, """
+            SELECT proname || ' ' || array_to_string(ARRAY(SELECT unnest(proconfig) ORDER BY 1), ',') FROM pg_proc
+            WHERE proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch') ORDER BY proname
+            """).split(separator: "\n").map(String.init)
+        #expect(settings == ["herald_load_counters", "herald_load_slice", "herald_write_batch"].map {
+            "\($0) enable_seqscan=off,random_page_cost=\(PostgresReadFunctions.pageCost)"
+        })
+        let body = try cluster.psql(database: database, "SELECT prosrc FROM pg_proc WHERE proname = 'herald_write_batch'")
+        #expect(body.contains("INSERT INTO messages") && !body.contains("ON CONFLICT (chat, id)"))
+    }
+
     /// The `outbox` view shows each output Herald packed as a row, as the table did: the entries that the
     /// gateway writes and the ones SQL reads are the same bytes.
     @Test func theOutboxViewShowsEachUndeliveredOutputAsARow() async throws {
