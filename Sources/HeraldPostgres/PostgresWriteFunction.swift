@@ -17,6 +17,7 @@ enum PostgresWriteFunction {
         /// It saves the key lookup that the conflict check adds to each message.
         case checkedBySlice
 
+        /// What follows the insert's `SELECT` in the function's text.
         var conflictClause: String {
             switch self {
             case .skippingConflicts: "\n        ON CONFLICT (chat, id) DO NOTHING"
