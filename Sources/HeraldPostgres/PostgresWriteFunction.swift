@@ -17,7 +17,8 @@ enum PostgresWriteFunction {
         /// It saves the key lookup that the conflict check adds to each message.
         case checkedBySlice
 
-        /// What follows the insert's `SELECT` in the function's text.
+        /// What follows the insert's `SELECT` in the function's text. The clause keeps the line break and
+        /// indentation it had in migrations 2 and 7, so their statements stay as they shipped.
         var conflictClause: String {
             switch self {
             case .skippingConflicts: "\n        ON CONFLICT (chat, id) DO NOTHING"

@@ -182,8 +182,9 @@ public struct StoreConflict: Error, Hashable, Sendable, CustomStringConvertible 
     /// Creates the error.
     public init(_ description: String) { self.description = description }
 
-    /// Throws unless an insert of `expected` messages with conflict-skip inserted all of them: another
-    /// writer stored the rest first.
+    /// Throws unless an insert of `expected` messages inserted all of them: a conflict-skipping insert
+    /// (SQLite) that left some out found them stored by another writer first. A plain insert (PostgreSQL's)
+    /// inserts all or fails on the key, which the store reports as a conflict itself.
     public static func check(inserted: Int, of expected: Int) throws(StoreConflict) {
         guard inserted == expected else { throw StoreConflict("\(expected - inserted) of \(expected) messages were stored meanwhile") }
     }
