@@ -46,6 +46,9 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     try await eventually("herald to commit the warm-up", timeout: .seconds(60)) { try store.statistics().messages >= warmUp }
     let measuredFrom = nowMicros()
     let before = ProcessStats(pid: herald.child.pid)
+    let databaseBefore = workload.postgres?.cpuSeconds()
+    let meter = LiveCPUMeter(broker: broker)
+    let publishStarted = ContinuousClock.now
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     let published = ContinuousClock.now
     try await waitUntilCommitted(workload, by: [herald], store: { store }, timeout: .seconds(30))
@@ -59,6 +62,9 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     }
     let after = ProcessStats(pid: herald.child.pid)
     let cpu = after.cpuSeconds - before.cpuSeconds
+    let databaseSeconds = databaseBefore.flatMap { earlier in workload.postgres.map { $0.cpuSeconds() - earlier } }
+    let machine = meter.finish(messages: workload.messages, consumerSeconds: cpu, databaseSeconds: databaseSeconds)
+    let phaseSeconds = seconds(ContinuousClock.now - publishStarted)
     let commits = CommitFigures(adminPort: configuration.adminPort)
     try await eventually("baseline subscriber received all", timeout: .seconds(60)) { baselineSamples.count >= total }
     try await baseline.close()
@@ -79,7 +85,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
                          broker: baselineSamples.histogram(from: measuredFrom),
                          cpuPerThousand: cpu / Double(workload.messages) * 1000,
                          kernel: after.kernelClause(since: before, messages: workload.messages), commits: commits,
-                         outboxEmptySeconds: outboxEmptySeconds)
+                         outboxEmptySeconds: outboxEmptySeconds, machine: machine, phaseSeconds: phaseSeconds)
 }
 
 /// The latency phase's figures: the histograms, and Herald's CPU while it took the measured load in
@@ -101,6 +107,12 @@ struct LatencyResult {
     /// When the sink delivers: seconds from the last publish until every output (badges and receipts
     /// too) had left the outbox.
     var outboxEmptySeconds: Double?
+    /// Every process's CPU over the measured load, until Herald had committed it (and, when the sink
+    /// delivers, until the outbox was empty): the broker, this bench (the publisher, both subscribers and
+    /// its polls of the store), Herald and the PostgreSQL server.
+    var machine: LiveCPU
+    /// Wall-clock seconds of that span.
+    var phaseSeconds: Double
 }
 
 /// Publish stamps and latencies (µs) from a subscriber's network thread.
@@ -123,6 +135,16 @@ final class LatencySamples: Sendable {
         for sample in state.withLock({ $0 }) where sample.stamp >= stamp { _ = histogram.record(UInt64(max(0, sample.latency))) }
         return histogram
     }
+}
+
+/// Where the phase's CPU went, and how busy that kept the cores: near all of them, the processes queue
+/// for a core and latency grows with that queue, not with any one of them.
+private func machineLine(_ latency: LatencyResult, messages: Int) -> String {
+    let split = latency.machine
+    let busy = split.total * Double(messages) / 1000 / max(latency.phaseSeconds, 0.001) / Double(LiveCPU.cores)
+    let parts = split.database == nil ? "broker / this bench / Herald" : "broker / this bench / Herald / PostgreSQL"
+    return "  CPU, s/1000 messages (\(parts)): \(split.figures); the \(LiveCPU.cores) cores \(format(busy * 100))% busy "
+        + "while it lasted, and at this cost they carry at most \(format(split.ceiling)) msg/s"
 }
 
 /// The latency phase's lines, for the full report and `--latency-only` alike.
@@ -150,6 +172,7 @@ func latencyReport(_ latency: LatencyResult, rate: Double, messages: Int) -> Str
     }
     lines.append("  baseline, publish→a plain C-client subscriber on the same broker: \(microseconds(latency.broker))")
     lines.append("  Herald's CPU: \(format(latency.cpuPerThousand, 3)) s/1000 messages, \(latency.kernel)")
+    lines.append(machineLine(latency, messages: messages))
     if let commits = latency.commits { lines.append("  Herald's commits, warm-up included: \(commits.summary)") }
     return lines.joined(separator: "\n")
 }

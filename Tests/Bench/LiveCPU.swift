@@ -6,7 +6,8 @@ import Glibc
 #endif
 
 /// Where a live phase's CPU goes, in CPU seconds per 1,000 messages: the broker, this bench process
-/// (the publisher, plus its polls of the store) and the consumer (`mosquitto_sub` or Herald).
+/// (the publisher, plus its polls of the store; in a latency phase its subscribers too), the consumer
+/// (`mosquitto_sub` or Herald) and, when Herald stores into PostgreSQL and the phase measures it, the server.
 ///
 /// Live, every process shares the machine's cores, so a consumer's own cost slows the publisher it is
 /// compared with. From these figures the report derives how fast the cores could carry the load at
@@ -15,17 +16,19 @@ struct LiveCPU {
     var broker: Double
     var publisher: Double
     var consumer: Double
+    var database: Double?
 
-    var total: Double { broker + publisher + consumer }
+    var total: Double { broker + publisher + consumer + (database ?? 0) }
 
     /// Messages per second the machine's cores could carry at this cost if they did nothing else.
     var ceiling: Double { Double(Self.cores) / total * 1000 }
 
     static var cores: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
-    /// `broker / publisher / consumer = total s`, three decimals each.
+    /// `broker / publisher / consumer [/ database] = total s`, three decimals each.
     var figures: String {
-        "\(format(broker, 3)) / \(format(publisher, 3)) / \(format(consumer, 3)) = \(format(total, 3)) s"
+        let server = database.map { " / \(format($0, 3))" } ?? ""
+        return "\(format(broker, 3)) / \(format(publisher, 3)) / \(format(consumer, 3))\(server) = \(format(total, 3)) s"
     }
 }
 
@@ -44,12 +47,14 @@ struct LiveCPUMeter {
         childrenBefore = Self.reapedChildrenCPUSeconds()
     }
 
-    /// The split over `messages`, with `consumerSeconds` as the consumer's CPU.
-    func finish(messages: Int, consumerSeconds: Double) -> LiveCPU {
+    /// The split over `messages`, with `consumerSeconds` as the consumer's CPU and `databaseSeconds` as
+    /// the PostgreSQL server's, when there is one.
+    func finish(messages: Int, consumerSeconds: Double, databaseSeconds: Double? = nil) -> LiveCPU {
         let broker = (brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0) - brokerBefore
         let publisher = processCPUSeconds() - selfBefore
         let perThousand = 1000 / Double(max(messages, 1))
-        return LiveCPU(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand)
+        return LiveCPU(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand,
+                       database: databaseSeconds.map { $0 * perThousand })
     }
 
     /// CPU seconds of the children reaped since `init`: a `mosquitto_sub` that exited in between.
