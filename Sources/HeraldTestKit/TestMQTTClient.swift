@@ -1,4 +1,5 @@
 import Foundation
+import HeraldPluginAPI
 import Mosquitto
 import Synchronization
 
@@ -42,12 +43,11 @@ public final class TestMQTTClient: Sendable {
             onPublish: { _, _ in box.target?.didAcknowledge() }))
         box.target = self
         try client.connect()
-        let thread = Thread { [self] in
+        NamedThread.start(named: "test-mqtt") { [self] in
             try? client.serviceLoop { stopping.load(ordering: .relaxed) }
             client.disconnect()
             finished.withLock { $0 = true }
         }
-        thread.start()
         try await eventually("test client to connect to \(port)", timeout: .seconds(60)) { connected.load(ordering: .acquiring) }
     }
 

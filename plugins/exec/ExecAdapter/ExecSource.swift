@@ -17,12 +17,10 @@ struct ExecSource: SourceAdapter {
 
     func run(context: SourceContext) async throws {
         await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-            let thread = Thread {
+            NamedThread.start(named: "exec \(name)") {
                 ExecLoop(source: self, context: context).run()
                 done.resume()
             }
-            thread.name = "herald-exec-\(name)"
-            thread.start()
         }
     }
 }

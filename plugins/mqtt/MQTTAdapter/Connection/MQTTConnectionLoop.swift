@@ -66,6 +66,8 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private let maxBurst: Int
     private let commitInterval: Duration
     private let reconnect: Backoff
+    /// The loop thread's name: the adapter's direction and instance name (`mqtt-in broker`).
+    private let threadName: String
     private let current = Mutex<MosquittoClient?>(nil)
 
     // Loop-thread state.
@@ -80,8 +82,9 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     private var refusedFilters: [String: MosquittoReasonCode] = [:]
     private var stableSince: ContinuousClock.Instant?
 
-    init(options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
+    init(threadName: String, options: MosquittoOptions, filters: [String], hooks: Hooks, shutdown: ShutdownSignal, logger: Logger,
          metrics: SourceMetrics?, maxBurst: Int, commitInterval: Duration = .zero, reconnect: Backoff) {
+        self.threadName = threadName
         self.commitInterval = commitInterval
         self.reconnect = reconnect
         self.options = options
@@ -100,12 +103,10 @@ final class MQTTConnectionLoop: @unchecked Sendable {
     func run() async {
         await withTaskCancellationHandler {
             await withCheckedContinuation { (done: CheckedContinuation<Void, Never>) in
-                let thread = Thread { [self] in
+                NamedThread.start(named: threadName) { [self] in
                     runOnCurrentThread()
                     done.resume()
                 }
-                thread.name = "herald-mqtt-\(options.clientID)"
-                thread.start()
             }
         } onCancel: {
             shutdown.trigger()

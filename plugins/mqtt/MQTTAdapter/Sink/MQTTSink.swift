@@ -40,7 +40,7 @@ public final class MQTTSink: SinkAdapter {
                 connected.set(isUp)
                 if !isUp { tracker.abandon() }
             })
-        let made = MQTTConnectionLoop(options: options, filters: [], hooks: hooks, shutdown: context.shutdown,
+        let made = MQTTConnectionLoop(threadName: "mqtt-out \(name)", options: options, filters: [], hooks: hooks, shutdown: context.shutdown,
                                       logger: context.logger, metrics: nil, maxBurst: 256, reconnect: context.reconnect)
         loop.withLock { $0 = made }
         await made.run()

@@ -56,7 +56,7 @@ public struct MQTTSource: SourceAdapter {
         context.logger.info("MQTT source starting.", metadata: [
             "broker": "\(options.host):\(options.port)", "filters": "\(filters.joined(separator: ", "))",
         ])
-        let loop = MQTTConnectionLoop(options: options, filters: filters, hooks: hooks, shutdown: context.shutdown,
+        let loop = MQTTConnectionLoop(threadName: "mqtt-in \(name)", options: options, filters: filters, hooks: hooks, shutdown: context.shutdown,
                                       logger: context.logger, metrics: metrics, maxBurst: maxBatch, commitInterval: commitInterval,
                                       reconnect: context.reconnect)
         await loop.run()
