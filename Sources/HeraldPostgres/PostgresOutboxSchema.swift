@@ -1,3 +1,5 @@
+import HeraldCore
+
 /// Migration 7: the outbox stored in packs (``OutboxPack``), with a view that shows it a row per output.
 ///
 /// `outbox_packs` holds the rows; `outbox` becomes a view of the outputs still to deliver, with the

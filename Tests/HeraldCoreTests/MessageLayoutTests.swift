@@ -33,7 +33,7 @@ struct MessageLayoutTests {
 
         var announced: [String] = []
         let store = try SQLiteChatStore(path: path, durability: .normal) { announced = $0 }
-        #expect(announced == ["v4-messages-in-arrival-order"])
+        #expect(announced == ["v4-messages-in-arrival-order", "v5-outbox-packs"])
         let layout = try store.pool.read { db in
             try String.fetchOne(db, sql: "SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'messages'") ?? ""
         }

@@ -62,17 +62,22 @@ extension SQLiteChatStore {
                     depth[String(name.dropFirst(StoreCounter.outboxPrefix.count))] = row[1]
                 }
             } else {
-                for row in try Row.fetchAll(db, sql: "SELECT sink, count(*) FROM outbox GROUP BY sink") { depth[row[0]] = row[1] }
+                let sql = try db.tableExists("outbox_packs")
+                    ? "SELECT sink, sum(outputs - delivered) FROM outbox_packs GROUP BY sink" : "SELECT sink, count(*) FROM outbox GROUP BY sink"
+                for row in try Row.fetchAll(db, sql: sql) { depth[row[0]] = row[1] }
             }
             return depth
         }
     }
 
-    /// A store not yet migrated (opened read-only by a newer binary) has no counters: count its rows.
+    /// Counts the rows (the outputs in the packs of a store that keeps them in packs). A store not yet
+    /// migrated (opened read-only by a newer binary) has no counters and is counted this way too.
     private static func countRows(in db: Database) throws -> StoreStatistics {
-        StoreStatistics(
+        let outbox = try db.tableExists("outbox_packs")
+            ? "SELECT coalesce(sum(outputs - delivered), 0) FROM outbox_packs" : "SELECT count(*) FROM outbox"
+        return StoreStatistics(
             messages: try Int.fetchOne(db, sql: "SELECT count(*) FROM messages") ?? 0,
             deadLetters: try Int.fetchOne(db, sql: "SELECT count(*) FROM dead_letters WHERE replayed_at IS NULL") ?? 0,
-            outbox: try Int.fetchOne(db, sql: "SELECT count(*) FROM outbox") ?? 0)
+            outbox: try Int.fetchOne(db, sql: outbox) ?? 0)
     }
 }

@@ -3,57 +3,90 @@ import GRDB
 public import HeraldPluginAPI
 
 extension SQLiteChatStore {
-    /// Up to `limit` outbox entries for `sink` after `after`, oldest first.
+    /// Up to `limit` outbox entries for `sink` after `after`, oldest first: the packs from the one `after`
+    /// is in, each from its first undelivered output on.
     public func pendingOutputs(sink: String, after: Int64, limit: Int) throws -> [OutboxEnvelope] {
-        try pool.read { db in
+        let cursor = OutboxPack.place(of: after)
+        return try pool.read { db in
             var envelopes: [OutboxEnvelope] = []
-            let rows = try Row.fetchCursor(db.cachedStatement(sql: Self.pendingOutputsSQL), arguments: [after, sink, limit])
-            // Columns by position: this runs for every output a sink delivers.
-            while let row = try rows.next() {
-                let sequence: Int64 = row[0]
-                let kindName: String = row[2]
-                guard let kind = OutputKind(rawValue: kindName) else {
-                    throw DatabaseError(message: "outbox row \(sequence) has unknown kind \(kindName)")
+            // Every pack holds an output to deliver, but the cursor's own may hold no more after it: one more.
+            let packs = try Row.fetchCursor(db.cachedStatement(sql: Self.pendingOutputsSQL), arguments: [cursor.pack, sink, limit + 1])
+            while envelopes.count < limit, let row = try packs.next() {
+                let seq: Int64 = row[0], delivered: Int = row[1], createdAt: Int64 = row[2], attempts: Int = row[3]
+                let first = max(delivered, seq == cursor.pack ? cursor.position + 1 : 0)
+                let entries = try row.withUnsafeData(atIndex: 4) { data in
+                    try (data ?? Data()).withUnsafeBytes { bytes in
+                        do {
+                            return try OutboxPack.entries(bytes, from: first, limit: limit - envelopes.count + first)
+                        } catch {
+                            throw DatabaseError(message: "outbox pack \(seq): \(error)")
+                        }
+                    }
                 }
-                // Copied once, from SQLite's buffer into the envelope (no intermediate `Data`).
-                let payload = try row.withUnsafeData(atIndex: 3) { [UInt8]($0 ?? Data()) }
-                envelopes.append(OutboxEnvelope(sequence: sequence, recipient: UserID(row[1] as String), kind: kind,
-                                                payload: payload, createdAt: Timestamp(milliseconds: row[4]),
-                                                attempts: row[5]))
+                for (position, entry) in entries where envelopes.count < limit {
+                    let sequence = OutboxPack.sequence(pack: seq, position: position)
+                    guard let kind = OutputKind(rawValue: entry.kind) else {
+                        throw DatabaseError(message: "outbox entry \(sequence) has unknown kind \(entry.kind)")
+                    }
+                    envelopes.append(OutboxEnvelope(sequence: sequence, recipient: UserID(entry.recipient), kind: kind,
+                                                    payload: entry.payload, createdAt: Timestamp(milliseconds: createdAt),
+                                                    attempts: position == delivered ? attempts : 0))
+                }
             }
             return envelopes
         }
     }
 
-    /// Removes `sink`'s delivered entries with one range delete over the rowid, from the first delivered
-    /// to the last: SQLite has one writer, so sequences follow commit order and every entry of the sink
-    /// in that range was delivered (entries below it went in earlier purges). The range holds only what
-    /// was queued since the last purge, whatever other sinks have left undelivered below it.
+    /// Marks `sink`'s delivered outputs. SQLite has one writer, so sequences follow commit order and a sink's
+    /// outputs are delivered in that order: every pack of the sink from the first delivered output's to the
+    /// one before the last's is delivered whole and goes (packs below went in earlier purges, whatever
+    /// other sinks have left undelivered among them); the last one goes too if its last output was
+    /// delivered, or else keeps how many at its front are. The count of queued outputs falls by what
+    /// this removed, so a purge that runs twice counts once.
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
         guard let first = delivered.min(), let last = delivered.max() else { return }
+        let from = OutboxPack.place(of: first).pack, through = OutboxPack.place(of: last)
         try pool.write { db in
-            try db.cachedStatement(sql: Self.removeOutputsSQL).execute(arguments: [first, last, sink])
-            try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
+            var removed = 0
+            if from < through.pack {
+                let gone = try Int.fetchAll(db.cachedStatement(sql: Self.removePacksSQL), arguments: [from, through.pack - 1, sink])
+                removed += gone.reduce(0, +)
+            }
+            if let pack = try Row.fetchOne(db.cachedStatement(sql: "SELECT outputs, delivered FROM outbox_packs WHERE seq = ? AND sink = ?"),
+                                           arguments: [through.pack, sink]) {
+                let outputs: Int = pack[0], before: Int = pack[1]
+                let now = min(outputs, through.position + 1)
+                if now >= outputs {
+                    try db.cachedStatement(sql: "DELETE FROM outbox_packs WHERE seq = ?").execute(arguments: [through.pack])
+                } else if now > before {
+                    try db.cachedStatement(sql: "UPDATE outbox_packs SET delivered = ?, attempts = 0 WHERE seq = ?")
+                        .execute(arguments: [now, through.pack])
+                }
+                removed += max(0, now - before)
+            }
+            try StoreCounter.add(-removed, to: StoreCounter.outbox(sink), in: db)
         }
     }
 
     /// One writer: an entry never commits below one a dispatcher has read, so it reads on from its position.
     public var outboxFollowsCommitOrder: Bool { true }
 
-    /// A sink's entries after a sequence, oldest first (after, sink, limit): the rowid range after it.
+    /// A sink's packs from one on, oldest first (pack, sink, limit): the rowid range from it.
     static let pendingOutputsSQL = """
-        SELECT seq, recipient, kind, payload, created_at, attempts FROM outbox WHERE seq > ? AND sink = ? ORDER BY seq LIMIT ?
+        SELECT seq, delivered, created_at, attempts, entries FROM outbox_packs WHERE seq >= ? AND sink = ? ORDER BY seq LIMIT ?
         """
 
-    /// Removes a sink's entries in a range of sequences (first, last, sink).
-    static let removeOutputsSQL = "DELETE FROM outbox WHERE seq BETWEEN ? AND ? AND sink = ?"
+    /// Removes a sink's packs in a range of sequences (first, last, sink), returning the outputs each held
+    /// still undelivered.
+    static let removePacksSQL = "DELETE FROM outbox_packs WHERE seq BETWEEN ? AND ? AND sink = ? RETURNING outputs - delivered"
 
-    /// Counts a failed attempt for the entries.
+    /// Counts a failed delivery of the first undelivered output of each pack.
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
-        guard !sequences.isEmpty else { return }
+        let packs = Set(sequences.map { OutboxPack.place(of: $0).pack })
+        guard !packs.isEmpty else { return }
         try pool.write { db in
-            for sequence in sequences {
-                try db.execute(sql: "UPDATE outbox SET attempts = attempts + 1 WHERE seq = ? AND sink = ?", arguments: [sequence, sink])
+            for pack in packs.sorted() {
+                try db.execute(sql: "UPDATE outbox_packs SET attempts = attempts + 1 WHERE seq = ? AND sink = ?", arguments: [pack, sink])
             }
         }
     }
@@ -95,16 +128,22 @@ extension SQLiteChatStore {
     }
 
     /// Moves an undeliverable output to the dead-letter queue: adapter is the sink, origin names the
-    /// recipient and kind, raw is the output's JSON.
+    /// recipient and kind, raw is the output's JSON. The output is its pack's first undelivered one (the
+    /// dispatcher removed what it delivered before it): the pack goes if it was the last, else its
+    /// delivered count moves past it.
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
+        let place = OutboxPack.place(of: envelope.sequence)
         try pool.write { db in
             // The same dead-letter row, and count of open letters, as a rejected input's.
             let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
             let provenance = Provenance(adapter: sink, origin: origin, rawSize: envelope.payload.count, receivedAt: time)
             try SQLiteTransaction.insertDeadLetter(NewDeadLetter(rejection: rejection, provenance: provenance, raw: envelope.payload), in: db)
             try StoreCounter.add(1, to: StoreCounter.openDeadLetters, in: db)
-            try db.execute(sql: "DELETE FROM outbox WHERE seq = ? AND sink = ?", arguments: [envelope.sequence, sink])
-            try StoreCounter.add(-db.changesCount, to: StoreCounter.outbox(sink), in: db)
+            try db.execute(sql: "UPDATE outbox_packs SET delivered = ?, attempts = 0 WHERE seq = ? AND sink = ? AND delivered = ?",
+                           arguments: [place.position + 1, place.pack, sink, place.position])
+            let passed = db.changesCount
+            try db.execute(sql: "DELETE FROM outbox_packs WHERE seq = ? AND delivered >= outputs", arguments: [place.pack])
+            try StoreCounter.add(-passed, to: StoreCounter.outbox(sink), in: db)
         }
     }
 
@@ -154,10 +193,10 @@ extension SQLiteChatStore {
 
 extension SQLiteChatStore {
     /// Milliseconds since the oldest undelivered output was queued, or `nil` when the outbox is empty: the
-    /// first entry in sequence order, one step into the rowid (a metrics scrape reads it).
+    /// first pack in sequence order, one step into the rowid (a metrics scrape reads it).
     public func oldestOutputAge(now: Timestamp) throws -> Int64? {
         try pool.read { db in
-            try Int64.fetchOne(db, sql: "SELECT created_at FROM outbox ORDER BY seq LIMIT 1").map { now.milliseconds - $0 }
+            try Int64.fetchOne(db, sql: "SELECT created_at FROM outbox_packs ORDER BY seq LIMIT 1").map { now.milliseconds - $0 }
         }
     }
 

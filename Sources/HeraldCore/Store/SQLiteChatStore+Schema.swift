@@ -1,3 +1,4 @@
+import Foundation
 import GRDB
 
 extension SQLiteChatStore {
@@ -83,6 +84,31 @@ extension SQLiteChatStore {
                 CREATE INDEX messages_in_order ON messages(chat, sent_at, id, sender);
                 """)
         }
+        migrator.registerMigration("v5-outbox-packs", migrate: moveOutboxToPacks)
         return migrator
+    }
+
+    /// The outbox moves to packs (``OutboxPack``): a commit's outputs for one sink, up to 256 of them, are one
+    /// row, written, read and removed as one. Each undelivered output of the row-per-output table becomes a
+    /// pack of one, in the same order (and gets a new sequence: a dispatcher reads from the start after a
+    /// restart). The counts of outputs per sink (`store_counters`) stay as they are.
+    private static func moveOutboxToPacks(_ db: Database) throws {
+        try db.execute(sql: """
+            -- seq grows with commit order and is never reused; an output's sequence is seq * 65536 plus its
+            -- place in the pack. `delivered` counts the outputs at the pack's front that are delivered,
+            -- `attempts` the failed deliveries of the first one that is not.
+            CREATE TABLE outbox_packs(
+                seq INTEGER PRIMARY KEY AUTOINCREMENT, sink TEXT NOT NULL, created_at INTEGER NOT NULL,
+                outputs INTEGER NOT NULL, delivered INTEGER NOT NULL DEFAULT 0, attempts INTEGER NOT NULL DEFAULT 0,
+                entries BLOB NOT NULL);
+            """)
+        let insert = try db.makeStatement(sql: "INSERT INTO outbox_packs(sink, created_at, outputs, attempts, entries) VALUES (?, ?, 1, ?, ?)")
+        let rows = try Row.fetchCursor(db, sql: "SELECT sink, recipient, kind, payload, created_at, attempts FROM outbox ORDER BY seq")
+        while let row = try rows.next() {
+            let payload: Data = row[3]
+            let entry = OutboxPack.entry(recipient: row[1], kind: row[2], payload: [UInt8](payload))
+            try insert.execute(arguments: [row[0] as String, row[4] as Int64, row[5] as Int64, Data(entry)])
+        }
+        try db.execute(sql: "DROP TABLE outbox")
     }
 }

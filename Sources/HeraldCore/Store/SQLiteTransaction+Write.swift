@@ -191,25 +191,20 @@ extension SQLiteTransaction {
         }
     }
 
+    /// Queues the batch's outputs, a row of `outbox_packs` per sink and up to ``OutboxPack/maximumOutputs``
+    /// of them.
     private func insertOutbox(_ rows: [OutboxRow]) throws {
-        try inChunks(of: 5, count: rows.count, { "INSERT INTO outbox(sink, recipient, kind, payload, created_at) VALUES \($0)" }) { index, binder in
-            let row = rows[index]
-            try binder.bind(row.sink)
-            try binder.bind(row.recipient.rawValue)
-            try binder.bind(row.kind.rawValue)
-            try binder.bind(encoding: row.output)
-            try binder.bind(row.createdAt.milliseconds)
-        }
-        // Rows per sink; sinks are few, so a scan beats hashing a name for every row.
-        var perSink: [(sink: String, rows: Int)] = []
-        for row in rows {
-            if let index = perSink.firstIndex(where: { $0.sink == row.sink }) {
-                perSink[index].rows += 1
-            } else {
-                perSink.append((row.sink, 1))
+        guard !rows.isEmpty else { return }
+        let statement = try db.cachedStatement(sql: "INSERT INTO outbox_packs(sink, created_at, outputs, entries) VALUES (?,?,?,?)")
+        for pack in OutboxPack.packing(rows) {
+            try statement.execute(in: arena) { binder in
+                try binder.bind(pack.sink)
+                try binder.bind(pack.createdAt)
+                try binder.bind(Int64(pack.rows.count))
+                try binder.bind(entriesOf: pack, rows: rows)
             }
+            try StoreCounter.add(pack.rows.count, to: StoreCounter.outbox(pack.sink), in: db)
         }
-        for (sink, count) in perSink { try StoreCounter.add(count, to: StoreCounter.outbox(sink), in: db) }
     }
 
     /// A source's checkpoint, saved with the batch (a polling or streaming source saves one every commit,

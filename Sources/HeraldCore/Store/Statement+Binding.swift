@@ -78,6 +78,13 @@ struct StatementBinder {
         try check(sqlite3_bind_blob(statement.sqliteStatement, index, kept.start, CInt(kept.count), nil))
     }
 
+    /// Binds the next parameter to the entries of `pack`, as a blob, written straight into the arena.
+    mutating func bind(entriesOf pack: OutboxPack, rows: [OutboxRow]) throws {
+        let kept = arena.keep(upTo: pack.entriesSizeBound(of: rows)) { pack.writeEntries(of: rows, into: $0) }
+        guard let kept else { return try check(sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0)) }
+        try check(sqlite3_bind_blob(statement.sqliteStatement, index, kept.start, CInt(kept.count), nil))
+    }
+
     /// SQLite copies the value before the call returns (`SQLITE_TRANSIENT`, which C spells as -1).
     private static let transient = unsafeBitCast(OpaquePointer(bitPattern: -1), to: sqlite3_destructor_type.self)
 

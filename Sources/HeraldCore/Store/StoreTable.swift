@@ -26,7 +26,8 @@ public struct StoreTable: Sendable, Hashable {
         public var kind: Kind
     }
 
-    /// The SQLite table.
+    /// The SQLite table. The outbox is `outbox_packs`, whose packs SQLite's side reads an output a row
+    /// (``OutboxPack``), with these columns.
     public var sqlite: String
     /// The PostgreSQL table.
     public var postgres: String
@@ -64,7 +65,7 @@ public struct StoreTable: Sendable, Hashable {
         StoreTable("presence", "presence", order: "chat, user", [
             ("chat", "chat", .text), ("user", "user_id", .text), ("until", "until", .integer),
         ]),
-        StoreTable("outbox", "outbox", order: "seq", [
+        StoreTable("outbox_packs", "outbox", order: "seq", [
             ("sink", "sink", .text), ("recipient", "recipient", .text), ("kind", "kind", .text), ("payload", "payload", .bytes),
             ("created_at", "created_at", .integer), ("attempts", "attempts", .integer),
         ]),
