@@ -17,7 +17,7 @@ extension SQLiteChatStore {
                 let entries = try row.withUnsafeData(atIndex: 4) { data in
                     try (data ?? Data()).withUnsafeBytes { bytes in
                         do {
-                            return try OutboxPack.entries(bytes, from: first, limit: limit - envelopes.count + first)
+                            return try OutboxPack.entries(bytes, from: first, limit: limit - envelopes.count)
                         } catch {
                             throw DatabaseError(message: "outbox pack \(seq): \(error)")
                         }
