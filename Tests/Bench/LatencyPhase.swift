@@ -138,13 +138,16 @@ final class LatencySamples: Sendable {
 }
 
 /// Where the phase's CPU went, and how busy that kept the cores: near all of them, the processes queue
-/// for a core and latency grows with that queue, not with any one of them.
+/// for a core and latency grows with that queue, not with any one of them. Under a light load much of each
+/// process's CPU goes with time, not messages (polls, timers, a database's background work), so the rate
+/// the cores could carry at that cost is given only once they are at least half busy.
 private func machineLine(_ latency: LatencyResult, messages: Int) -> String {
     let split = latency.machine
     let busy = split.total * Double(messages) / 1000 / max(latency.phaseSeconds, 0.001) / Double(LiveCPU.cores)
     let parts = split.database == nil ? "broker / this bench / Herald" : "broker / this bench / Herald / PostgreSQL"
+    let ceiling = busy >= 0.5 ? ", and at this cost they carry at most \(format(split.ceiling)) msg/s" : ""
     return "  CPU, s/1000 messages (\(parts)): \(split.figures); the \(LiveCPU.cores) cores \(format(busy * 100))% busy "
-        + "while it lasted, and at this cost they carry at most \(format(split.ceiling)) msg/s"
+        + "while it lasted\(ceiling)"
 }
 
 /// The latency phase's lines, for the full report and `--latency-only` alike.
