@@ -74,7 +74,8 @@ struct StoreCopyCommand: AsyncParsableCommand {
             }
             let landed = try target.count(table)
             if landed != total { mismatches += 1 }
-            print("\(table.sqlite.padding(toLength: 20, withPad: " ", startingAt: 0)) \(total) rows → \(table.postgres): \(landed)\(landed == total ? "" : "  MISMATCH")")
+            let unit = table.holdsOutputs ? "outputs" : "rows"
+            print("\(table.sqlite.padding(toLength: 20, withPad: " ", startingAt: 0)) \(total) \(unit) → \(table.postgres): \(landed)\(landed == total ? "" : "  MISMATCH")")
         }
         let seconds = Double((ContinuousClock.now - started).components.seconds)
         print("Copied \(from) to \(settings) in \(Int(seconds)) s.")

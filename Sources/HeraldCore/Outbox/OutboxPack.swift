@@ -5,8 +5,8 @@ import HeraldPluginAPI
 /// write for every output, and a sink a row to read and delete for each (docs/store.md#where-the-cost-is);
 /// a pack is one value the store keeps as it comes.
 ///
-/// An entry is the recipient, the kind and the payload, each as a 4-byte big-endian length and its bytes.
-/// An output's sequence, as the dispatcher sees it, is its pack's `seq` shifted left by ``positionBits``,
+/// An entry is the recipient, the kind and the payload, each as a 4-byte big-endian length and its bytes
+/// (PostgreSQL's `herald_outbox_entries` reads the same). An output's sequence, as the dispatcher sees it, is its pack's `seq` shifted left by ``positionBits``,
 /// plus its place in the pack.
 public struct OutboxPack: Sendable {
     /// Outputs a pack holds at most: about one read of the dispatcher (256 outputs a read by default),

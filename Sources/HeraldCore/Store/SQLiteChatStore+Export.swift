@@ -4,7 +4,7 @@ import GRDB
 extension SQLiteChatStore {
     /// Rows of a table (of the outbox: its undelivered outputs).
     public func count(_ table: StoreTable) throws -> Int {
-        let sql = table.sqlite == Self.outboxPacks
+        let sql = table.holdsOutputs
             ? "SELECT coalesce(sum(outputs - delivered), 0) FROM outbox_packs" : "SELECT count(*) FROM \(table.sqlite)"
         return try pool.read { db in try Int.fetchOne(db, sql: sql) ?? 0 }
     }
@@ -12,7 +12,7 @@ extension SQLiteChatStore {
     /// Reads every row of `table` in its order, in chunks of `chunk` rows, from one consistent snapshot;
     /// the outbox an undelivered output a row.
     public func export(_ table: StoreTable, chunk: Int, _ body: ([[StoreValue]]) throws -> Void) throws {
-        if table.sqlite == Self.outboxPacks { return try exportOutbox(chunk: chunk, body) }
+        if table.holdsOutputs { return try exportOutbox(chunk: chunk, body) }
         try pool.read { db in
             let columns = table.columns.map(\.sqlite).joined(separator: ", ")
             let rows = try Row.fetchCursor(db, sql: "SELECT \(columns) FROM \(table.sqlite) ORDER BY \(table.order)")
@@ -28,8 +28,6 @@ extension SQLiteChatStore {
             if !batch.isEmpty { try body(batch) }
         }
     }
-
-    private static let outboxPacks = "outbox_packs"
 
     /// The undelivered outputs in sequence order, with the columns of ``StoreTable``'s outbox: sink,
     /// recipient, kind, payload, created_at and attempts (the failed deliveries of a pack's first

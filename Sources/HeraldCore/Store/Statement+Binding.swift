@@ -71,13 +71,6 @@ struct StatementBinder {
         try check(sqlite3_bind_blob(statement.sqliteStatement, index, start, CInt(bytes.count), nil))
     }
 
-    /// Binds the next parameter to an output's wire document, as a blob, written straight into the arena.
-    mutating func bind(encoding output: Output) throws {
-        let kept = arena.keep(upTo: OutputWireFormat.encodedSizeBound(output)) { OutputWireFormat.encode(output, into: $0) }
-        guard let kept else { return try check(sqlite3_bind_zeroblob(statement.sqliteStatement, index, 0)) }
-        try check(sqlite3_bind_blob(statement.sqliteStatement, index, kept.start, CInt(kept.count), nil))
-    }
-
     /// Binds the next parameter to the entries of `pack`, as a blob, written straight into the arena.
     mutating func bind(entriesOf pack: OutboxPack, rows: [OutboxRow]) throws {
         let kept = arena.keep(upTo: pack.entriesSizeBound(of: rows)) { pack.writeEntries(of: rows, into: $0) }

@@ -36,6 +36,10 @@ public struct StoreTable: Sendable, Hashable {
     /// The SQLite order that keeps arrival and delivery order.
     public var order: String
 
+    /// Whether this is the outbox, whose SQLite rows are packs of outputs and are counted and copied an
+    /// output at a time (``OutboxPack``).
+    public var holdsOutputs: Bool { sqlite == "outbox_packs" }
+
     init(_ sqlite: String, _ postgres: String, order: String, _ columns: [(String, String, Kind)]) {
         self.sqlite = sqlite
         self.postgres = postgres
