@@ -4,18 +4,29 @@ import Dispatch
 /// that needs the store never parks one of Swift's few cooperative threads on a disk or a socket.
 /// A PostgreSQL store that is down or slow would otherwise stall every task of the process, the
 /// sources' and the admin API's included, for as long as a connection attempt takes.
+///
+/// The threads are libdispatch's overcommit threads, which it adds whenever the ones it has are busy.
+/// A concurrent queue would not do: on Linux it draws on the same threads as Swift's cooperative pool,
+/// one per core, so a call would wait behind every task that computes for a while, and tasks behind it.
 public final class BlockingCalls: Sendable {
-    private let queue: DispatchQueue
+    private let label: String
 
-    /// Creates an executor whose calls run concurrently on a queue named `label`.
+    /// Creates an executor whose calls run concurrently on threads named after `label`'s queues.
     public init(label: String = "herald-blocking-calls") {
-        queue = DispatchQueue(label: label, attributes: .concurrent)
+        self.label = label
     }
 
     /// Runs `body` on the executor's threads and returns its result.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            queue.async { continuation.resume(with: Result { try body() }) }
+            submit { continuation.resume(with: Result { try body() }) }
         }
+    }
+
+    /// Starts `work` on a thread outside the cooperative pool, without waiting for it.
+    func submit(_ work: @escaping @Sendable () -> Void) {
+        // A serial queue of its own per call: serial queues run on overcommit threads, and the calls
+        // still run side by side.
+        DispatchQueue(label: label).async(execute: work)
     }
 }
