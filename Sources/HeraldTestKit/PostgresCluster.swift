@@ -38,19 +38,19 @@ public final class PostgresCluster: Sendable {
         port = try Loopback.freePort()
         let data = directory.path("data")
         let runAs = Self.runAsPrefix()
-        if !runAs.isEmpty { try Command.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
+        if !runAs.isEmpty { try await Command.run("/bin/chown", ["-R", "postgres", directory.path("")]) }
         let create = if let primary {
             runAs + ["\(binaries)/pg_basebackup", "-h", "127.0.0.1", "-p", "\(primary.port)", "-U", user, "-D", data, "-R", "-X", "stream", "--no-sync"]
         } else {
             runAs + ["\(binaries)/initdb", "-D", data, "-A", "trust", "-U", user, "--no-sync", "-E", "UTF8"]
         }
-        try Command.run(create[0], Array(create.dropFirst()))
+        try await Command.run(create[0], Array(create.dropFirst()))
         // The shared cluster serves every PostgreSQL test at once, each gateway with its own pool: room for them.
         let settings = ["-p", "\(port)", "-k", directory.path(""), "-c", "listen_addresses=127.0.0.1", "-c", "max_connections=300"]
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
                                "-c", "max_wal_size=256MB", "-c", "min_wal_size=32MB"])
-        let tlsSettings = try tls.map { try Self.installTLS($0, data: data, chown: !runAs.isEmpty) } ?? []
+        let tlsSettings = if let tls { try await Self.installTLS(tls, data: data, chown: !runAs.isEmpty) } else { [String]() }
         let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings + tlsSettings).map(Self.quoted).joined(separator: " ")
         // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once
         // the test process is gone or the server exits. Once the test process is gone it also removes the
@@ -69,7 +69,7 @@ public final class PostgresCluster: Sendable {
     /// until it has exited. ``start()`` brings it back on the same port with the same data.
     public func stop() async throws {
         let stop = Self.runAsPrefix() + ["\(try Self.binaries())/pg_ctl", "stop", "-D", directory.path("data"), "-m", "fast", "-w"]
-        try Command.run(stop[0], Array(stop.dropFirst()))
+        try await Command.run(stop[0], Array(stop.dropFirst()))
         // The watchdog shell ends once its server has.
         _ = try await running.withLock { $0 }.waitForExit(timeout: .seconds(60))
     }
@@ -90,7 +90,7 @@ public final class PostgresCluster: Sendable {
             return Loopback.isListening(port: port)
         }
         try await eventually("PostgreSQL to finish starting", timeout: .seconds(60)) {
-            (try? self.psql(database: "postgres", "SELECT 1")) != nil
+            (try? await self.psql(database: "postgres", "SELECT 1")) != nil
         }
     }
 
@@ -109,12 +109,12 @@ public final class PostgresCluster: Sendable {
 
     /// Creates a new, empty database; returns its URL (`postgres://herald@127.0.0.1:PORT/NAME`). Its
     /// default collation is the cluster's (C.UTF-8), or ICU's ``icuLocale`` when that is set.
-    public func createDatabase() throws -> String {
+    public func createDatabase() async throws -> String {
         let name = "herald_\(getpid())_\(databases.add(1, ordering: .relaxed).newValue)"
         if let locale = icuLocale {
-            try psql(database: "postgres", "CREATE DATABASE \(name) TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '\(locale)' LOCALE 'C.UTF-8'")
+            try await psql(database: "postgres", "CREATE DATABASE \(name) TEMPLATE template0 LOCALE_PROVIDER icu ICU_LOCALE '\(locale)' LOCALE 'C.UTF-8'")
         } else {
-            try psql(database: "postgres", "CREATE DATABASE \(name)")
+            try await psql(database: "postgres", "CREATE DATABASE \(name)")
         }
         return url(database: name)
     }
@@ -124,8 +124,8 @@ public final class PostgresCluster: Sendable {
 
     /// Runs SQL with `psql` and returns its unaligned output.
     @discardableResult
-    public func psql(database: String, _ sql: String) throws -> String {
-        try Command.run("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
+    public func psql(database: String, _ sql: String) async throws -> String {
+        try await Command.run("/usr/bin/psql", ["-X", "-q", "-A", "-t", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(port)",
                                        "-U", user, "-d", database, "-c", sql])
     }
 
@@ -195,17 +195,17 @@ public final class PostgresCluster: Sendable {
         """
 
     /// Makes a standby the primary (`pg_promote()`, which waits until it is).
-    public func promote() throws {
-        try psql(database: "postgres", "SELECT pg_promote()")
+    public func promote() async throws {
+        try await psql(database: "postgres", "SELECT pg_promote()")
     }
 
     /// Makes `role` log in over TCP with its password (SCRAM-SHA-256) from now on, ahead of the rules that
     /// trust every other role, and has the server read its rules again.
-    public func requirePassword(for role: String) throws {
+    public func requirePassword(for role: String) async throws {
         let rules = directory.path("data/pg_hba.conf")
         let current = try String(contentsOfFile: rules, encoding: .utf8)
         try ("host all \(role) 127.0.0.1/32 scram-sha-256\n" + current).write(toFile: rules, atomically: true, encoding: .utf8)
-        try psql(database: "postgres", "SELECT pg_reload_conf()")
+        try await psql(database: "postgres", "SELECT pg_reload_conf()")
     }
 
     /// The database of a TLS cluster that admits roles by client certificate only.
@@ -213,7 +213,7 @@ public final class PostgresCluster: Sendable {
 
     /// Copies the server's certificate, key and CA into the data directory (the key readable by the server
     /// alone, as it demands), writes ``tlsAccessRules``, and returns the server settings that use them.
-    private static func installTLS(_ certificates: TestCertificates, data: String, chown: Bool) throws -> [String] {
+    private static func installTLS(_ certificates: TestCertificates, data: String, chown: Bool) async throws -> [String] {
         let files = FileManager.default
         for (source, name) in [(certificates.serverCertFile, "server.crt"), (certificates.serverKeyFile, "server.key"), (certificates.caFile, "root.crt")] {
             let target = "\(data)/\(name)"
@@ -222,7 +222,7 @@ public final class PostgresCluster: Sendable {
             try files.setAttributes([.posixPermissions: 0o600], ofItemAtPath: target)
         }
         try tlsAccessRules.write(toFile: "\(data)/pg_hba.conf", atomically: true, encoding: .utf8)
-        if chown { try Command.run("/bin/chown", ["-R", "postgres", data]) }
+        if chown { try await Command.run("/bin/chown", ["-R", "postgres", data]) }
         return ["-c", "ssl=on", "-c", "ssl_cert_file=server.crt", "-c", "ssl_key_file=server.key", "-c", "ssl_ca_file=root.crt",
                 "-c", "ssl_min_protocol_version=TLSv1.2"]
     }

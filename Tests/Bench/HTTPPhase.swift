@@ -30,7 +30,7 @@ func httpPhase(_ workload: Workload, eventsPerRequest: Int, connections: Int = 3
     let broker = try await MosquittoBroker()
     let port = try Loopback.freePort()
     var configuration = try workload.configuration(port: broker.port, storePath: directory.path("http-\(eventsPerRequest).sqlite"))
-    configuration.storeURL = try workload.postgres?.createDatabase()
+    configuration.storeURL = try await workload.postgres?.createDatabase()
     configuration.sourceExtra = workload.sourceOptions.map { $0 + "\n" }.joined()
         + "  - name: api\n    type: http\n    listen: 127.0.0.1:\(port)\n    tokens: [bench-token]\n    max_in_flight: \(connections * 2)"
     let configPath = try directory.write("http-\(eventsPerRequest).yaml", configuration.yaml)

@@ -24,7 +24,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let broker = try await MosquittoBroker()
     let name = deliver ? "latency" : "latency-queued"
     var configuration = try workload.configuration(port: broker.port, storePath: directory.path("\(name)-\(Int(rate)).sqlite"), sinkDelivers: deliver)
-    configuration.storeURL = try workload.postgres?.createDatabase()
+    configuration.storeURL = try await workload.postgres?.createDatabase()
     let configPath = try directory.write("\(name)-\(Int(rate)).yaml", configuration.yaml)
     let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name)-\(Int(rate)).log"))
     try await herald.waitUntilConnected(connections: workload.connections(sinkDelivers: deliver))

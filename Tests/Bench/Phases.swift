@@ -65,7 +65,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
     let broker = try await MosquittoBroker()
     var configuration = try workload.configuration(port: broker.port, storePath: directory.path("bench-\(UUID().uuidString.prefix(8)).sqlite"),
                                                    sinkDelivers: sinkDelivers)
-    configuration.storeURL = try workload.postgres?.createDatabase()
+    configuration.storeURL = try await workload.postgres?.createDatabase()
     let name = "\(backlog)-\(sinkDelivers)-\(stalledTail)"
     let configPath = try directory.write("bench-\(name).yaml", configuration.yaml)
     var herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name).log"))

@@ -7,17 +7,21 @@ import Metrics
 
 /// The store's ceiling: the same workload normalised and committed in-process in batches of `workload.batch`,
 /// with no broker. Separates Herald's own cost from the network path.
-func routerPhase(_ workload: Workload, directory: TemporaryDirectory) throws -> RouterPhaseResult {
-    let store: any ChatStore
-    let databaseURL = try workload.postgres?.createDatabase()
+func routerPhase(_ workload: Workload, directory: TemporaryDirectory) async throws -> RouterPhaseResult {
+    let databaseURL = try await workload.postgres?.createDatabase()
+    let outcome = Result { try measureRouter(workload, directory: directory, databaseURL: databaseURL) }
     // The phases after this one start from a checkpointed cluster, not in the checkpoint this phase's writes
     // bring on, and without its data.
-    defer {
-        if let postgres = workload.postgres, let database = databaseURL?.split(separator: "/").last {
-            _ = try? postgres.psql(database: "postgres", "DROP DATABASE \(database) WITH (FORCE)")
-            _ = try? postgres.psql(database: "postgres", "CHECKPOINT")
-        }
+    if let postgres = workload.postgres, let database = databaseURL?.split(separator: "/").last {
+        _ = try? await postgres.psql(database: "postgres", "DROP DATABASE \(database) WITH (FORCE)")
+        _ = try? await postgres.psql(database: "postgres", "CHECKPOINT")
     }
+    return try outcome.get()
+}
+
+/// Normalises and commits the workload into a new store: in PostgreSQL's database `databaseURL`, or else SQLite.
+private func measureRouter(_ workload: Workload, directory: TemporaryDirectory, databaseURL: String?) throws -> RouterPhaseResult {
+    let store: any ChatStore
     if let databaseURL {
         store = try PostgresChatStore(settings: PostgresStoreSettings(url: databaseURL), logger: Logger(label: "bench") { _ in SwiftLogNoOpLogHandler() })
     } else {

@@ -21,7 +21,7 @@ struct ScaleOutResult {
 func scaleOutPhase(_ workload: Workload, instances: Int, directory: TemporaryDirectory) async throws -> ScaleOutResult {
     guard let postgres = workload.postgres else { throw TestKitError("the scale-out phase needs --store postgres") }
     let broker = try await MosquittoBroker()
-    let url = try postgres.createDatabase()
+    let url = try await postgres.createDatabase()
     var processes: [HeraldProcess] = []
     var storeConfiguration: TestConfiguration?
     for index in 0..<instances {

@@ -24,7 +24,7 @@ struct SoakSample {
 func soakPhase(_ workload: Workload, minutes: Double, rate: Double, directory: TemporaryDirectory, step: (String) -> Void) async throws -> String {
     let broker = try await MosquittoBroker()
     var configuration = try workload.configuration(port: broker.port, storePath: directory.path("soak.sqlite"), sinkDelivers: true)
-    configuration.storeURL = try workload.postgres?.createDatabase()
+    configuration.storeURL = try await workload.postgres?.createDatabase()
     let configPath = try directory.write("soak.yaml", configuration.yaml)
     let notified = Mutex<Set<String>>([])
     let observer = try await TestMQTTClient(port: broker.port, subscriptions: ["users/+/notifications"], maxInflight: 1000) { received in

@@ -106,7 +106,7 @@ func finish() -> Never {
 func step(_ text: String) { FileHandle.standardOutput.write(Data("… \(text)\n".utf8)) }
 
 step("router only (in-process, batches of \(workload.batch))")
-let routerOnly = try routerPhase(workload, directory: directory)
+let routerOnly = try await routerPhase(workload, directory: directory)
 figures.router(routerOnly)
 print("   normalise \(format(routerOnly.normalise)) msg/s, route+commit \(format(routerOnly.commit)) msg/s "
       + "(CPU \(format(routerOnly.commitCPUPerThousand, 3)) s/1000"

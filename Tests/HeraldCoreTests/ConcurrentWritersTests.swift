@@ -70,15 +70,16 @@ struct ConcurrentWritersTests {
             if roll == 0 || roll % 2 == 0 { shares[1].append(event) }
         }
         let parts = shares
+        let referenceURL = try await cluster.createDatabase()
         let reference = try await offCooperativePool {
-            let store = try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()), logger: Self.logger)
+            let store = try PostgresChatStore(settings: PostgresStoreSettings(url: referenceURL), logger: Self.logger)
             let router = Self.router(store)
             for start in stride(from: 0, to: events.count, by: 40) {
                 _ = try router.commit(events[start..<min(start + 40, events.count)].map(Self.record))
             }
             return (try store.modelSnapshot(), try Self.notifications(store))
         }
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let stores = try await offCooperativePool {
             try (PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger),
                  PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger))
@@ -115,9 +116,9 @@ struct ConcurrentWritersTests {
     }
 
     @Test func aLeaseHasOneHolderUntilItExpiresOrIsReleased() async throws {
-        let cluster = try await PostgresCluster.shared()
+        let url = try await PostgresCluster.shared().createDatabase()
         let store = try await offCooperativePool {
-            try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()), logger: Self.logger)
+            try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
         }
         try await offCooperativePool {
             #expect(try store.holdLease("outbox:push", holder: "a", ttl: .seconds(30)))
@@ -177,9 +178,9 @@ struct ConcurrentWritersTests {
     }
 
     static func emptyStore() async throws -> PostgresChatStore {
-        let cluster = try await PostgresCluster.shared()
+        let url = try await PostgresCluster.shared().createDatabase()
         return try await offCooperativePool {
-            try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()), logger: Self.logger)
+            try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
         }
     }
 

@@ -85,7 +85,7 @@ extension RouterHarness {
             let cluster = try await PostgresCluster.shared()
             let delete = "DELETE FROM unread_counters WHERE user_id = '\(user.rawValue)' AND chat = '\(chat.rawValue)';"
             let insert = count == 0 ? "" : "INSERT INTO unread_counters(user_id, chat, unread) VALUES ('\(user.rawValue)', '\(chat.rawValue)', \(count));"
-            _ = try await offPool { try cluster.psql(database: store.settings.database, delete + insert) }
+            try await cluster.psql(database: store.settings.database, delete + insert)
         }
     }
 }

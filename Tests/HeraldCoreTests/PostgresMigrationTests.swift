@@ -17,10 +17,10 @@ struct PostgresMigrationTests {
     /// messages, counters and undelivered outputs (in order, with their attempts) are all still there.
     @Test func aVersionFourStoreKeepsItsDataThroughTheNewerMigrations() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let old = PostgresSchema.migrations.filter { $0.version <= 4 }
-        try cluster.psql(database: database, """
+        try await cluster.psql(database: database, """
             CREATE TABLE herald_schema_migrations (version integer PRIMARY KEY, name text NOT NULL, applied_at timestamptz NOT NULL DEFAULT now());
             \(old.flatMap(\.sql).joined(separator: ";\n"));
             INSERT INTO herald_schema_migrations (version, name) VALUES \(old.map { "(\($0.version), 'v\($0.version)')" }.joined(separator: ", "));
@@ -39,14 +39,14 @@ struct PostgresMigrationTests {
         let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) { announced = $0 }
         #expect(announced == PostgresSchema.migrations.filter { $0.version > 4 }.map(\.name))
 
-        let freshURL = try cluster.createDatabase()
+        let freshURL = try await cluster.createDatabase()
         let fresh = String(freshURL.split(separator: "/").last ?? "")
         _ = try PostgresChatStore(settings: PostgresStoreSettings(url: freshURL), logger: Self.logger)
         let byteWise = """
             SELECT string_agg(table_name || '.' || column_name, ' ' ORDER BY 1, 2) FROM information_schema.columns
             WHERE table_schema = 'public' AND collation_name = 'C'
             """
-        #expect(try cluster.psql(database: database, byteWise) == (try cluster.psql(database: fresh, byteWise)))
+        #expect(try await cluster.psql(database: database, byteWise) == (try cluster.psql(database: fresh, byteWise)))
 
         #expect(try store.statistics().messages == 20)
         #expect(try store.badge(for: "bob").unread == 20)
@@ -67,17 +67,17 @@ struct PostgresMigrationTests {
     /// and the write inserts the messages the slice found new with no conflict check (migration 9).
     @Test func theCommitFunctionsKeepTheirSettingsAndTheWriteChecksNoConflicts() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
-        let settings = try cluster.psql(database: database, """
+        let settings = try await cluster.psql(database: database, """
             SELECT proname || ' ' || array_to_string(ARRAY(SELECT unnest(proconfig) ORDER BY 1), ',') FROM pg_proc
             WHERE proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch') ORDER BY proname
             """).split(separator: "\n").map(String.init)
         #expect(settings == ["herald_load_counters", "herald_load_slice", "herald_write_batch"].map {
             "\($0) enable_seqscan=off,random_page_cost=\(PostgresReadFunctions.pageCost)"
         })
-        let body = try cluster.psql(database: database, "SELECT prosrc FROM pg_proc WHERE proname = 'herald_write_batch'")
+        let body = try await cluster.psql(database: database, "SELECT prosrc FROM pg_proc WHERE proname = 'herald_write_batch'")
         #expect(body.contains("INSERT INTO messages") && !body.contains("ON CONFLICT (chat, id)"))
     }
 
@@ -93,7 +93,7 @@ struct PostgresMigrationTests {
         let undelivered = pending.dropFirst(3)
 
         let cluster = try await PostgresCluster.shared()
-        let rows = try cluster.psql(database: store.settings.database, """
+        let rows = try await cluster.psql(database: store.settings.database, """
             SELECT seq || ' ' || recipient || ' ' || kind || ' ' || created_at || ' ' || encode(payload, 'hex') FROM outbox ORDER BY seq
             """).split(separator: "\n").map(String.init)
         let expected = undelivered.map { envelope in

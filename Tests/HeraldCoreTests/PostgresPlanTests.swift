@@ -12,7 +12,7 @@ struct PostgresPlanTests {
     @Test func aCommitsReadsLookTheirKeysUpUnderAKeptPlan() async throws {
         let (cluster, database) = try await Self.newStore()
         // 1,000 chats of five members: tables small enough that, priced for spinning disks, scanning them looks cheaper.
-        try cluster.psql(database: database, """
+        try await cluster.psql(database: database, """
             INSERT INTO chats (chat, declared) SELECT 'c' || i, false FROM generate_series(1, 1000) AS i;
             INSERT INTO chat_members (chat, user_id, declared, inferred)
                 SELECT 'c' || (i % 1000), 'u' || i, false, true FROM generate_series(1, 5000) AS i;
@@ -26,7 +26,7 @@ struct PostgresPlanTests {
                 SELECT 'c' || (i % 1000), 'm' || i, 'u' || i, 'hi', i, i FROM generate_series(1, 20000) AS i;
             ANALYZE;
             """)
-        let plans = try Self.keptPlans(in: database, on: cluster, of: """
+        let plans = try await Self.keptPlans(in: database, on: cluster, of: """
             SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2', 'c3'], ARRAY['c1'], ARRAY['m1']);
             SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
                                                       ARRAY[''], ARRAY[100000::int8], ARRAY['m99999']);
@@ -42,7 +42,7 @@ struct PostgresPlanTests {
     @Test func plansMadeOnANewStoreLookTheirKeysUp() async throws {
         let (cluster, database) = try await Self.newStore()
         let empty = "'{}'::text[]"
-        let plans = try Self.keptPlans(in: database, on: cluster, of: """
+        let plans = try await Self.keptPlans(in: database, on: cluster, of: """
             SELECT count(*) FROM herald_load_slice(ARRAY['c1', 'c2'], ARRAY['c1'], ARRAY['m1']);
             SELECT count(*) FROM herald_load_counters(ARRAY['u1', 'u2'], ARRAY['c1'], ARRAY['u1'], ARRAY[0::int8],
                                                       ARRAY[''], ARRAY[100::int8], ARRAY['m9']);
@@ -69,15 +69,15 @@ struct PostgresPlanTests {
     /// A database on the shared cluster that a store has migrated, and its name.
     private static func newStore() async throws -> (PostgresCluster, String) {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
         return (cluster, String(url.split(separator: "/").last ?? ""))
     }
 
     /// The plan of every statement inside the functions that `calls` runs, each made generic, as a plan
     /// the writer keeps is: auto_explain hands them to the client.
-    private static func keptPlans(in database: String, on cluster: PostgresCluster, of calls: String) throws -> String {
-        try cluster.psql(database: database, """
+    private static func keptPlans(in database: String, on cluster: PostgresCluster, of calls: String) async throws -> String {
+        try await cluster.psql(database: database, """
             LOAD 'auto_explain';
             SET auto_explain.log_min_duration = 0;
             SET auto_explain.log_nested_statements = on;

@@ -136,7 +136,7 @@ struct PostgresStoreTests {
     /// the URL gives (or `herald`).
     @Test func connectionsShowTheirApplicationAndRoleToTheServer() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let settings = try PostgresStoreSettings(url: url + "?application_name=bridge-eu")
         #expect(settings.description.hasSuffix("&application_name=bridge-eu"))
@@ -147,9 +147,9 @@ struct PostgresStoreTests {
         defer { listener.cancel() }
         let query = "SELECT string_agg(application_name, ',' ORDER BY application_name) FROM pg_stat_activity WHERE datname = '\(database)'"
         try await eventually("the listener to connect", timeout: .seconds(20)) {
-            try cluster.psql(database: database, query).contains("bridge-eu/listener")
+            try await cluster.psql(database: database, query).contains("bridge-eu/listener")
         }
-        let names = try cluster.psql(database: database, query).trimmingCharacters(in: .whitespacesAndNewlines)
+        let names = try await cluster.psql(database: database, query).trimmingCharacters(in: .whitespacesAndNewlines)
         #expect(names.split(separator: ",").filter { $0.hasPrefix("bridge-eu/") } == ["bridge-eu/listener", "bridge-eu/reader", "bridge-eu/writer"])
         for wrong in ["", String(repeating: "x", count: 49), "caf\u{e9}"] {
             let error = #expect(throws: PostgresSettingsError.self) { try PostgresStoreSettings(url: url + "?application_name=\(wrong)") }
@@ -181,9 +181,9 @@ struct PostgresStoreTests {
 
     @Test func aSchemaNewerThanTheBinaryIsRefused() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
-        try cluster.psql(database: String(url.split(separator: "/").last ?? ""),
+        try await cluster.psql(database: String(url.split(separator: "/").last ?? ""),
                          "INSERT INTO herald_schema_migrations (version, name) VALUES (999, 'from the future')")
         let error = #expect(throws: PostgresStoreError.self) { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
         #expect(error?.description.contains("version 999") == true)
@@ -191,14 +191,14 @@ struct PostgresStoreTests {
 
     @Test func storesOpenedAtOnceMigrateOnce() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         try await withThrowingTaskGroup(of: Void.self) { group in
             for _ in 0..<4 {
                 group.addTask { _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) } }
             }
             try await group.waitForAll()
         }
-        let versions = try cluster.psql(database: String(url.split(separator: "/").last ?? ""), "SELECT string_agg(version::text, ',' ORDER BY version) FROM herald_schema_migrations")
+        let versions = try await cluster.psql(database: String(url.split(separator: "/").last ?? ""), "SELECT string_agg(version::text, ',' ORDER BY version) FROM herald_schema_migrations")
         #expect(versions.trimmingCharacters(in: .whitespacesAndNewlines) == PostgresSchema.migrations.map { "\($0.version)" }.joined(separator: ","),
                 "every migration applied once")
     }
@@ -211,7 +211,7 @@ struct PostgresStoreTests {
                 SELECT 'down', i, 256, '\\x00' FROM generate_series(1, 20000) AS i;
             INSERT INTO outbox (sink, recipient, kind, payload, created_at) VALUES ('push', 'u1', 'badge', '\\x00', 1);
             """)
-        let plan = try cluster.psql(database: database, """
+        let plan = try await cluster.psql(database: database, """
             SET plan_cache_mode = force_generic_plan;
             PREPARE pending(text, bigint, integer, bigint) AS \(PostgresChatStore.pendingOutputsSQL);
             EXPLAIN EXECUTE pending('push', 0, 1, 256);
@@ -227,7 +227,7 @@ struct PostgresStoreTests {
             INSERT INTO outbox_packs (sink, created_at, outputs, entries)
                 SELECT 'push', i, 256, '\\x00' FROM generate_series(1, 20000) AS i;
             """)
-        let plan = try cluster.psql(database: database, """
+        let plan = try await cluster.psql(database: database, """
             PREPARE purge(text, bigint[], integer[], integer[]) AS \(PostgresChatStore.removeOutputsSQL);
             EXPLAIN EXECUTE purge('push', '{1001,1002,1003}', '{0,0,0}', '{256,256,10}');
             """)
@@ -238,10 +238,10 @@ struct PostgresStoreTests {
     /// A new store's database whose outbox holds what `rows` inserts, analysed for the planner.
     private static func analysedOutbox(_ rows: String) async throws -> (cluster: PostgresCluster, database: String) {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: logger)
         let database = String(url.split(separator: "/").last ?? "")
-        try cluster.psql(database: database, rows + "\nANALYZE outbox_packs;")
+        try await cluster.psql(database: database, rows + "\nANALYZE outbox_packs;")
         return (cluster, database)
     }
 }

@@ -28,9 +28,9 @@ enum StoreBackend: String, CaseIterable, Sendable, CustomTestStringConvertible {
         case .sqlite:
             return try SQLiteChatStore(path: directory.path("store.sqlite"), durability: .normal)
         case .postgres:
-            let cluster = try await PostgresCluster.shared()
+            let url = try await PostgresCluster.shared().createDatabase()
             return try await offCooperativePool {
-                try PostgresChatStore(settings: PostgresStoreSettings(url: cluster.createDatabase()),
+                try PostgresChatStore(settings: PostgresStoreSettings(url: url),
                                       logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
             }
         }

@@ -102,7 +102,7 @@ struct ConfigReloadTests {
         // A cluster of its own: a reload opens the new run's connections while the last run's close, and
         // the shared cluster's connection slots belong to the tests running beside this one.
         let cluster = try await PostgresCluster()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let fixture = try await GatewayFixture(storeURL: url)
         let herald = try await fixture.startHerald()
@@ -111,7 +111,7 @@ struct ConfigReloadTests {
         try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
         try await observer.waitForMessages("m1's notification") { $0.count == 1 }
         let connectionsQuery = "SELECT count(*) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name LIKE 'herald/%'"
-        let before = try #require(Int(try cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)))
+        let before = try #require(Int(try await cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)))
         #expect(before > 0)
 
         for run in 2...4 {
@@ -124,7 +124,7 @@ struct ConfigReloadTests {
         try client.publish("chats/c1/messages", messageJSON(id: "m2", from: "alice", to: ["bob"], sentAt: 1_763_800_001_000))
         try await observer.waitForMessages("m2's notification") { $0.count == 2 }
         try await eventually("the earlier runs' connections to be closed") {
-            Int(try cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 <= before
+            try await Int(cluster.psql(database: "postgres", connectionsQuery).trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1 <= before
         }
         herald.child.signal(SIGTERM)
         #expect(try await herald.child.waitForExit() == 0)

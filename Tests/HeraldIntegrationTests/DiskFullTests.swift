@@ -10,7 +10,7 @@ struct DiskFullTests {
     @Test func aFullDiskFailsCommitsAcknowledgesNothingAndHeraldResumesWhenSpaceReturns() async throws {
         // A small tmpfs where the machine lets the test mount one; otherwise a file-size limit on the
         // running gateway (raised again later), which fails its writes the same way.
-        let disk = ProcessInfo.processInfo.environment["HERALD_TEST_FILE_SIZE_LIMIT"] == nil ? try? SmallDisk(kibibytes: 1_536) : nil
+        let disk = ProcessInfo.processInfo.environment["HERALD_TEST_FILE_SIZE_LIMIT"] == nil ? try? await SmallDisk(kibibytes: 1_536) : nil
         let broker = try await MosquittoBroker()
         let directory = try TemporaryDirectory(prefix: "herald-disk-full")
         var configuration = TestConfiguration(port: broker.port, storePath: (disk?.path ?? directory.path("")) + "/store.sqlite")
@@ -18,7 +18,7 @@ struct DiskFullTests {
         let configPath = try directory.write("herald.yaml", configuration.yaml)
         let herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald.log"))
         try await herald.waitUntilConnected()
-        if disk == nil { try Self.limitFileSize(of: herald.child.pid, to: "1572864") }
+        if disk == nil { try await Self.limitFileSize(of: herald.child.pid, to: "1572864") }
         let client = try await TestMQTTClient(port: broker.port, maxInflight: 100)
         let total = 600
         let body = String(repeating: "x", count: 4_000)
@@ -42,7 +42,7 @@ struct DiskFullTests {
             herald.child.output.components(separatedBy: "Commit failed").count - 1 >= 3
         }
         let fullFor = ContinuousClock.now - fullSince
-        if let disk { try disk.resize(kibibytes: 65_536) } else { try Self.limitFileSize(of: herald.child.pid, to: "unlimited") }
+        if let disk { try await disk.resize(kibibytes: 65_536) } else { try await Self.limitFileSize(of: herald.child.pid, to: "unlimited") }
         try await eventually("every message stored once space returns", timeout: .seconds(120)) {
             try store.statistics().messages == total
         }
@@ -59,7 +59,7 @@ struct DiskFullTests {
         _ = try await herald.child.waitForExit()
     }
     /// Sets the soft file-size limit of a running process (the hard limit stays unlimited, so it can be raised).
-    static func limitFileSize(of pid: Int32, to soft: String) throws {
-        try Command.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(soft):unlimited"])
+    static func limitFileSize(of pid: Int32, to soft: String) async throws {
+        try await Command.run("/usr/bin/prlimit", ["--pid", "\(pid)", "--fsize=\(soft):unlimited"])
     }
 }

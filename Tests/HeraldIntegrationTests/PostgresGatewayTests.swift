@@ -10,7 +10,7 @@ import Testing
 struct PostgresGatewayTests {
     @Test func quickStartFlowOnPostgreSQL() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let fixture = try await GatewayFixture(storeURL: url)
         let check = try await fixture.cli(["check"])
         #expect(check.status == 0 && check.output.contains("store:   PostgreSQL \(url)?sslmode=disable"), "\(check.output)")
@@ -44,7 +44,7 @@ struct PostgresGatewayTests {
     /// says why, and Herald resumes by itself with every message stored once and every notification sent.
     @Test func aDatabaseOutageIsWaitedOutWithNothingLostOrDoubled() async throws {
         let cluster = try await PostgresCluster()  // its own: this test stops it
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let fixture = try await GatewayFixture(storeURL: url)
         try await fixture.startHerald()
         let ready = fixture.configuration.adminURL + "/readyz"
@@ -91,7 +91,7 @@ struct PostgresGatewayTests {
     /// fresh ones until one reaches a writable server, with nothing lost.
     @Test func aReadOnlyServerIsLeftForAFreshConnectionUntilOneCanWrite() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let fixture = try await GatewayFixture(storeURL: url)
         try await fixture.startHerald()
@@ -106,8 +106,8 @@ struct PostgresGatewayTests {
         try publish(0..<20)
         try await eventually("the first 20 stored") { try store.statistics().messages == 20 }
 
-        try cluster.psql(database: "postgres", "ALTER DATABASE \(database) SET default_transaction_read_only = on")
-        try cluster.psql(database: "postgres", """
+        try await cluster.psql(database: "postgres", "ALTER DATABASE \(database) SET default_transaction_read_only = on")
+        try await cluster.psql(database: "postgres", """
             SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE datname = '\(database)' AND application_name LIKE 'herald/%'
             """)
         try publish(20..<40)
@@ -116,7 +116,7 @@ struct PostgresGatewayTests {
             guard let response = try? await fetch(ready) else { return false }
             return response.status == 503 && response.body.contains("accepts no writes")
         }
-        try cluster.psql(database: "postgres", "ALTER DATABASE \(database) RESET default_transaction_read_only")
+        try await cluster.psql(database: "postgres", "ALTER DATABASE \(database) RESET default_transaction_read_only")
         try await eventually("all 40 stored once a connection can write", timeout: .seconds(60)) { (try? store.statistics().messages) == 40 }
         #expect(try store.badge(for: "bob").unread == 40)
         #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
@@ -130,10 +130,10 @@ struct PostgresGatewayTests {
     @Test func aPrimaryDemotedInPlaceIsLeftForThePromotedStandby() async throws {
         let primary = try await PostgresCluster()  // its own: this test changes the server's settings
         let standby = try await PostgresCluster(standbyOf: primary)
-        let database = String(try primary.createDatabase().split(separator: "/").last ?? "")
-        try await eventually("the new database to reach the standby") { (try? standby.psql(database: database, "SELECT 1")) != nil }
-        func messages(on cluster: PostgresCluster) -> Int? {
-            (try? cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let database = try await String(primary.createDatabase().split(separator: "/").last ?? "")
+        try await eventually("the new database to reach the standby") { (try? await standby.psql(database: database, "SELECT 1")) != nil }
+        func messages(on cluster: PostgresCluster) async -> Int? {
+            (try? await cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         let fixture = try await GatewayFixture(storeURL: "postgres://herald@127.0.0.1:\(primary.port),127.0.0.1:\(standby.port)/\(database)",
                                                topLevelExtra: "instance:\n  lease_ttl_s: 1")  // the source renews its lease every 333 ms
@@ -142,20 +142,23 @@ struct PostgresGatewayTests {
         try await eventually("ready") { (try? await fetch(ready).status) == 200 }
         let client = try await TestMQTTClient(port: fixture.broker.port)
         try client.publish("chats/c1/messages", messageJSON(id: "m0", from: "alice", to: ["bob"]))
-        try await eventually("the first message stored on the primary and replicated") { messages(on: primary) == 1 && messages(on: standby) == 1 }
+        try await eventually("the first message stored on the primary and replicated") {
+            let onPrimary = await messages(on: primary), onStandby = await messages(on: standby)
+            return onPrimary == 1 && onStandby == 1
+        }
 
-        try primary.psql(database: "postgres", "ALTER SYSTEM SET default_transaction_read_only = on")
-        try primary.psql(database: "postgres", "SELECT pg_reload_conf()")
+        try await primary.psql(database: "postgres", "ALTER SYSTEM SET default_transaction_read_only = on")
+        try await primary.psql(database: "postgres", "SELECT pg_reload_conf()")
         try await eventually("not ready, saying no server accepts writes, and the source cannot take its lease", timeout: .seconds(30)) {
             guard let response = try? await fetch(ready) else { return false }
             return response.status == 503 && response.body.contains("store not writable") && response.body.contains("accepts no writes")
                 && response.body.contains("source broker: cannot take the source's lease")
         }
         try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
-        try standby.promote()
-        try await eventually("the second message stored on the promoted standby", timeout: .seconds(60)) { messages(on: standby) == 2 }
+        try await standby.promote()
+        try await eventually("the second message stored on the promoted standby", timeout: .seconds(60)) { await messages(on: standby) == 2 }
         try await eventually("ready again", timeout: .seconds(30)) { (try? await fetch(ready).status) == 200 }
-        #expect(messages(on: primary) == 1, "nothing written to the demoted primary")
+        #expect(await messages(on: primary) == 1, "nothing written to the demoted primary")
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.status == 0 && badge.output.contains(#""unread":2"#), "\(badge.output)")
         try await client.close()
@@ -167,10 +170,10 @@ struct PostgresGatewayTests {
     @Test func aListOfServersFollowsThePrimaryThroughAFailover() async throws {
         let primary = try await PostgresCluster()  // its own: this test stops it
         let standby = try await PostgresCluster(standbyOf: primary)
-        let database = String(try primary.createDatabase().split(separator: "/").last ?? "")
-        try await eventually("the new database to reach the standby") { (try? standby.psql(database: database, "SELECT 1")) != nil }
-        func messages(on cluster: PostgresCluster) -> Int? {
-            (try? cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        let database = try await String(primary.createDatabase().split(separator: "/").last ?? "")
+        try await eventually("the new database to reach the standby") { (try? await standby.psql(database: database, "SELECT 1")) != nil }
+        func messages(on cluster: PostgresCluster) async -> Int? {
+            (try? await cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         let url = "postgres://herald@127.0.0.1:\(standby.port),127.0.0.1:\(primary.port)/\(database)"
         let fixture = try await GatewayFixture(storeURL: url)
@@ -180,15 +183,15 @@ struct PostgresGatewayTests {
             for index in range { try client.publish("chats/c\(index % 3)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }
         }
         try publish(0..<30)
-        try await eventually("the first 30 stored on the primary") { messages(on: primary) == 30 }
-        #expect(try primary.psql(database: "postgres", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'herald/writer'")
+        try await eventually("the first 30 stored on the primary") { await messages(on: primary) == 30 }
+        #expect(try await primary.psql(database: "postgres", "SELECT count(*) FROM pg_stat_activity WHERE application_name = 'herald/writer'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "1", "the writer is on the primary, not the standby listed first")
 
         try await primary.stop()
-        try standby.promote()
+        try await standby.promote()
         try publish(30..<60)
         try await client.waitForAcknowledgements(60)
-        try await eventually("all 60 stored on the promoted standby", timeout: .seconds(60)) { messages(on: standby) == 60 }
+        try await eventually("all 60 stored on the promoted standby", timeout: .seconds(60)) { await messages(on: standby) == 60 }
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.status == 0 && badge.output.contains(#""unread":60"#), "\(badge.output)")
         let verify = try await fixture.cli(["store", "verify"])

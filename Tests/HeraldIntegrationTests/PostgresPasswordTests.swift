@@ -9,9 +9,9 @@ import Testing
 struct PostgresPasswordTests {
     @Test func aPasswordFileLogsInAWrongPasswordIsOneLineAndARotatedOneIsReadAgain() async throws {
         let cluster = try await PostgresCluster()  // its own: its access rules change
-        let database = String(try cluster.createDatabase().split(separator: "/").last ?? "")
-        try cluster.psql(database: database, "CREATE ROLE gateway LOGIN PASSWORD 'first-secret'; GRANT ALL ON SCHEMA public TO gateway")
-        try cluster.requirePassword(for: "gateway")
+        let database = try await String(cluster.createDatabase().split(separator: "/").last ?? "")
+        try await cluster.psql(database: database, "CREATE ROLE gateway LOGIN PASSWORD 'first-secret'; GRANT ALL ON SCHEMA public TO gateway")
+        try await cluster.requirePassword(for: "gateway")
         let directory = try TemporaryDirectory()
         let passwordFile = try directory.write("db-password", "wrong-secret\n")
         let fixture = try await GatewayFixture(storeURL: "postgres://gateway@127.0.0.1:\(cluster.port)/\(database)",
@@ -26,18 +26,18 @@ struct PostgresPasswordTests {
         _ = try directory.write("db-password", "first-secret\n")
         try await fixture.startHerald()
         let client = try await TestMQTTClient(port: fixture.broker.port)
-        func stored() -> Int? {
-            (try? cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
+        func stored() async -> Int? {
+            (try? await cluster.psql(database: database, "SELECT count(*) FROM messages")).flatMap { Int($0.trimmingCharacters(in: .whitespacesAndNewlines)) }
         }
         try client.publish("chats/c1/messages", messageJSON(id: "m1", from: "alice", to: ["bob"]))
-        try await eventually("the first message stored") { stored() == 1 }
+        try await eventually("the first message stored") { await stored() == 1 }
 
         // The password rotates: the role's first, then the file; the sessions logged in with the old one end.
-        try cluster.psql(database: database, "ALTER ROLE gateway PASSWORD 'second-secret'")
+        try await cluster.psql(database: database, "ALTER ROLE gateway PASSWORD 'second-secret'")
         _ = try directory.write("db-password", "second-secret\n")
-        try cluster.psql(database: database, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'gateway'")
+        try await cluster.psql(database: database, "SELECT count(pg_terminate_backend(pid)) FROM pg_stat_activity WHERE usename = 'gateway'")
         try client.publish("chats/c1/messages", messageJSON(id: "m2", from: "alice", to: ["bob"]))
-        try await eventually("the second message stored through a connection with the new password", timeout: .seconds(60)) { stored() == 2 }
+        try await eventually("the second message stored through a connection with the new password", timeout: .seconds(60)) { await stored() == 2 }
         #expect(!fixture.logs.contains("first-secret") && !fixture.logs.contains("second-secret"), "the password is never logged")
         try await client.close()
     }

@@ -20,14 +20,14 @@ struct PostgresRolesTests {
         #expect(refused.status != 0)
         #expect(refused.output.contains("which role \(gateway) may not apply") && refused.output.contains("run `herald store migrate` as the role that owns the schema"),
                 "\(refused.output)")
-        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(try await cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "nothing half made")
 
         // A deployment pipeline asks first, and changes nothing by asking.
         let unmigrated = try await fixture.cli(["store", "migrate", "--check", "--url", ownerURL])
         #expect(unmigrated.status == 1 && unmigrated.output.contains("Herald's schema in \(ownerURL)?sslmode=disable lacks \(PostgresSchema.knownVersion) migrations")
                 && unmigrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(unmigrated.output)")
-        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(try await cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0", "--check creates nothing")
 
         let migrated = try await fixture.cli(["store", "migrate", "--url", ownerURL])
@@ -35,12 +35,12 @@ struct PostgresRolesTests {
                 && migrated.output.contains("  1: chat model, outbox, dead letters, checkpoints"), "\(migrated.output)")
         let again = try await fixture.cli(["store", "migrate", "--url", ownerURL])
         #expect(again.status == 0 && again.output.contains("Herald's schema in \(ownerURL)?sslmode=disable is current (version \(PostgresSchema.knownVersion))."), "\(again.output)")
-        #expect(try cluster.psql(database: database, "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'")
+        #expect(try await cluster.psql(database: database, "SELECT DISTINCT tableowner FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == owner)
 
         // A current schema is only read at start; the gateway's role still lacks the rows' privileges, and
         // this database keeps functions from PUBLIC.
-        try runAs(owner, cluster, database, "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC")
+        try await runAs(owner, cluster, database, "REVOKE EXECUTE ON ALL FUNCTIONS IN SCHEMA public FROM PUBLIC")
         let ungranted = try await fixture.cli(["run"])
         #expect(ungranted.status != 0)
         #expect(ungranted.output.contains("""
@@ -51,9 +51,9 @@ struct PostgresRolesTests {
             """), "\(ungranted.output)")
 
         // The grants docs/store.md gives for a schema that exists, run as its owner.
-        try runAs(owner, cluster, database, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(gateway)")
-        try runAs(owner, cluster, database, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \(gateway)")
-        try runAs(owner, cluster, database, "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO \(gateway)")
+        try await runAs(owner, cluster, database, "GRANT SELECT, INSERT, UPDATE, DELETE ON ALL TABLES IN SCHEMA public TO \(gateway)")
+        try await runAs(owner, cluster, database, "GRANT USAGE ON ALL SEQUENCES IN SCHEMA public TO \(gateway)")
+        try await runAs(owner, cluster, database, "GRANT EXECUTE ON ALL FUNCTIONS IN SCHEMA public TO \(gateway)")
         let current = try await fixture.cli(["store", "migrate", "--check"])
         #expect(current.status == 0 && current.output.contains("Herald's schema in \(gatewayURL)?sslmode=disable is current."), "\(current.output)")
         try await fixture.startHerald()
@@ -71,9 +71,9 @@ struct PostgresRolesTests {
     /// write without another grant once the gateway may use the schema.
     @Test func defaultPrivilegesCoverWhatTheOwnerMigrates() async throws {
         let (cluster, database, owner, gateway) = try await Self.ownedDatabase("defaults")
-        try runAs(owner, cluster, database, "CREATE SCHEMA chat")
-        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
-        try runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT USAGE ON SEQUENCES TO \(gateway)")
+        try await runAs(owner, cluster, database, "CREATE SCHEMA chat")
+        try await runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT SELECT, INSERT, UPDATE, DELETE ON TABLES TO \(gateway)")
+        try await runAs(owner, cluster, database, "ALTER DEFAULT PRIVILEGES IN SCHEMA chat GRANT USAGE ON SEQUENCES TO \(gateway)")
         let fixture = try await GatewayFixture(storeURL: "postgres://\(gateway)@127.0.0.1:\(cluster.port)/\(database)", storeExtra: "  schema: chat")
 
         let migrated = try await fixture.cli(["store", "migrate", "--url", "postgres://\(owner)@127.0.0.1:\(cluster.port)/\(database)", "--schema", "chat"])
@@ -81,10 +81,10 @@ struct PostgresRolesTests {
         let withoutUsage = try await fixture.cli(["badge", "bob"])
         #expect(withoutUsage.status != 0 && withoutUsage.output.contains("role \(gateway) lacks privileges Herald needs: USAGE on schema chat;"),
                 "\(withoutUsage.output)")
-        try runAs(owner, cluster, database, "GRANT USAGE ON SCHEMA chat TO \(gateway)")
+        try await runAs(owner, cluster, database, "GRANT USAGE ON SCHEMA chat TO \(gateway)")
         let badge = try await fixture.cli(["badge", "bob"])
         #expect(badge.status == 0 && badge.output.contains(#"{"chats":{},"unread":0}"#), "\(badge.output)")
-        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(try await cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 
@@ -93,15 +93,15 @@ struct PostgresRolesTests {
         let cluster = try await PostgresCluster.shared()
         let database = "\(prefix)_\(getpid())_\(UInt32.random(in: 0...UInt32.max))"
         let owner = "\(database)_owner", gateway = "\(database)_gateway"
-        try cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
-        try cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
+        try await cluster.psql(database: "postgres", "CREATE ROLE \(owner) LOGIN")
+        try await cluster.psql(database: "postgres", "CREATE ROLE \(gateway) LOGIN")
+        try await cluster.psql(database: "postgres", "CREATE DATABASE \(database) OWNER \(owner)")
         return (cluster, database, owner, gateway)
     }
 
     /// Runs `sql` in `database` as `role` (the cluster trusts loopback logins).
-    private func runAs(_ role: String, _ cluster: PostgresCluster, _ database: String, _ sql: String) throws {
-        try Command.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(cluster.port)",
+    private func runAs(_ role: String, _ cluster: PostgresCluster, _ database: String, _ sql: String) async throws {
+        try await Command.run("/usr/bin/psql", ["-X", "-q", "-v", "ON_ERROR_STOP=1", "-h", "127.0.0.1", "-p", "\(cluster.port)",
                                           "-U", role, "-d", database, "-c", sql])
     }
 }

@@ -12,7 +12,7 @@ struct PostgresSchemaTests {
     /// and nothing lands in `public`.
     @Test func twoGatewaysInOneDatabaseKeepToTheirOwnSchemas() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
         let first = try await GatewayFixture(storeURL: url, storeExtra: "  schema: team_a")
         let second = try await GatewayFixture(storeURL: url, storeExtra: "  schema: team_b")
@@ -34,13 +34,13 @@ struct PostgresSchemaTests {
             let badge = try await fixture.cli(["badge", "bob"])
             #expect(badge.status == 0 && badge.output.contains(#""unread":\#(unread)"#), "\(badge.output)")
         }
-        let tables = try cluster.psql(database: database, """
+        let tables = try await cluster.psql(database: database, """
             SELECT table_schema, string_agg(table_name, ',' ORDER BY table_name) FROM information_schema.tables
             WHERE table_schema IN ('public', 'team_a', 'team_b') GROUP BY 1 ORDER BY 1
             """).split(separator: "\n").map { $0.split(separator: "|").map(String.init) }
         #expect(tables.map(\.first) == ["team_a", "team_b"], "nothing in public: \(tables)")
         #expect(tables.count == 2 && tables[0][1] == tables[1][1] && tables[0][1].contains("herald_schema_migrations,leases,messages"), "\(tables)")
-        let counts = try cluster.psql(database: database, "SELECT (SELECT count(*) FROM team_a.messages), (SELECT count(*) FROM team_b.messages)")
+        let counts = try await cluster.psql(database: database, "SELECT (SELECT count(*) FROM team_a.messages), (SELECT count(*) FROM team_b.messages)")
         #expect(counts.trimmingCharacters(in: .whitespacesAndNewlines) == "1|2")
         for observer in observers {
             #expect(observer.received.allSatisfy { $0.text.contains(#""message_id":"a1""#) } || observer.received.allSatisfy { $0.text.contains(#""message_id":"b"#) },

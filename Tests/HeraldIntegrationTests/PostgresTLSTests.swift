@@ -22,7 +22,7 @@ struct PostgresTLSTests {
             directory = try TemporaryDirectory(prefix: "herald-postgres-tls")
             certificates = try await TestCertificates(in: directory)
             cluster = try await PostgresCluster(tls: certificates)
-            try cluster.psql(database: "postgres", "CREATE DATABASE \(PostgresCluster.certificateDatabase)")
+            try await cluster.psql(database: "postgres", "CREATE DATABASE \(PostgresCluster.certificateDatabase)")
         }
 
         /// A store URL for `database` on this cluster, with `parameters` after `?`.
@@ -44,11 +44,11 @@ struct PostgresTLSTests {
 
     @Test func verifyFullConnectsOverTLS12OrNewerAndTheServerSeesIt() async throws {
         let world = try await Self.world.value
-        let database = try world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
+        let database = try await world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
         let opened = open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(world.certificates.caFile)&application_name=tls_full"))
         let store = try #require(opened.store, "\(opened.error ?? "")")
         #expect(try store.badge(for: "bob").unread == 0)
-        let sessions = try world.cluster.psql(database: "postgres", """
+        let sessions = try await world.cluster.psql(database: "postgres", """
             SELECT a.application_name || ' ' || s.ssl || ' ' || s.version FROM pg_stat_ssl s JOIN pg_stat_activity a USING (pid)
             WHERE a.application_name LIKE 'tls_full/%' ORDER BY 1
             """).split(separator: "\n").map(String.init)
@@ -58,7 +58,7 @@ struct PostgresTLSTests {
 
     @Test func aServerThatCannotProveItselfIsRefusedWithOneLine() async throws {
         let world = try await Self.world.value
-        let database = try world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
+        let database = try await world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
         let ca = world.certificates.caFile, other = world.certificates.otherCAFile
         // Signed by a CA Herald was not told to trust.
         let wrongCA = open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(other)"))

@@ -38,7 +38,7 @@ struct ScaleOutTests {
         for chat in 0..<focusedChats {
             try client.publish("users/\(recipient(chat))/presence", #"{"chat":"c\#(chat)","state":"open"}"#)
         }
-        try await eventually("presence stored") { try world.query("SELECT count(*) FROM presence") == "\(focusedChats)" }
+        try await eventually("presence stored") { try await world.query("SELECT count(*) FROM presence") == "\(focusedChats)" }
         var lastRead: [Int: Int] = [:]
         let publisher = Task { () -> [Int: Int] in
             var reads: [Int: Int] = [:]
@@ -114,7 +114,7 @@ struct ScaleOutTests {
         // Per recipient and chat, notifications arrive in commit order. A chat's batches commit one after
         // another (its lock), and a message's `seq` is drawn inside that commit, so `seq` is that order.
         var sequence: [String: Int] = [:]
-        for line in try world.query("SELECT id, seq FROM messages").split(separator: "\n") {
+        for line in try await world.query("SELECT id, seq FROM messages").split(separator: "\n") {
             let fields = line.split(separator: "|")
             if fields.count == 2, let value = Int(fields[1]) { sequence[String(fields[0])] = value }
         }
@@ -206,7 +206,7 @@ struct ScaleOutTests {
 
     @Test func theShippedClusterConfigRunsAsTwoInstancesThatShareTheWork() async throws {
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let broker = try await MosquittoBroker()
         let directory = try TemporaryDirectory(prefix: "herald-cluster-config")
         // The secrets the config names under /etc/herald, here in a temporary folder.

@@ -27,7 +27,7 @@ final class ScaleOutWorld: @unchecked Sendable {
         } else {
             self.cluster = try await PostgresCluster.shared()
         }
-        url = try self.cluster.createDatabase()
+        url = try await self.cluster.createDatabase()
         adminPorts = try (0..<count).map { _ in try Loopback.freePort() }
         processes = Array(repeating: nil, count: count)
         store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
@@ -63,8 +63,8 @@ final class ScaleOutWorld: @unchecked Sendable {
     }
 
     /// One value from a query on the database, as text.
-    func query(_ sql: String) throws -> String {
-        try cluster.psql(database: String(url.split(separator: "/").last ?? ""), sql).trimmingCharacters(in: .whitespacesAndNewlines)
+    func query(_ sql: String) async throws -> String {
+        try await cluster.psql(database: String(url.split(separator: "/").last ?? ""), sql).trimmingCharacters(in: .whitespacesAndNewlines)
     }
 
     /// The instance id of config `index`.

@@ -44,7 +44,7 @@ struct StoreCopyTests {
         let directory = try TemporaryDirectory(prefix: "herald-copy")
         let source = try Self.populatedStore(in: directory)
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
 
         let copy = try ChildProcess(executable: HeraldProcess.binary, arguments: ["store", "copy", "--from", source.path, "--to", url, "--chunk", "64"],
                                     logPath: directory.path("copy.log"))
@@ -78,7 +78,7 @@ struct StoreCopyTests {
         let directory = try TemporaryDirectory(prefix: "herald-copy")
         let source = try Self.populatedStore(in: directory)
         let cluster = try await PostgresCluster.shared()
-        let url = try cluster.createDatabase()
+        let url = try await cluster.createDatabase()
         let copy = try ChildProcess(executable: HeraldProcess.binary, arguments: ["store", "copy", "--from", source.path, "--to", url, "--schema", "chats"],
                                     logPath: directory.path("copy.log"))
         #expect(try await copy.waitForExit() == 0, "\(copy.output)")
@@ -90,7 +90,7 @@ struct StoreCopyTests {
         #expect(try target.modelSnapshot() == source.modelSnapshot())
         #expect(try target.badge(for: "dave") == source.badge(for: "dave"))
         let database = String(url.split(separator: "/").last ?? "")
-        #expect(try cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
+        #expect(try await cluster.psql(database: database, "SELECT count(*) FROM pg_tables WHERE schemaname = 'public'")
             .trimmingCharacters(in: .whitespacesAndNewlines) == "0")
     }
 }

@@ -12,7 +12,7 @@ struct StoreVerifyTests {
 
     @Test(arguments: Backend.allCases) func aDriftedCounterIsReportedThenRepairedAndItsBadgeDelivered(_ backend: Backend) async throws {
         let cluster = backend == .postgres ? try await PostgresCluster.shared() : nil
-        let url = try cluster?.createDatabase()
+        let url = try await cluster?.createDatabase()
         let fixture = try await GatewayFixture(storeURL: url)
         try await fixture.startHerald()
         let observer = try await TestMQTTClient(port: fixture.broker.port, subscriptions: ["users/bob/badge"])
@@ -26,7 +26,7 @@ struct StoreVerifyTests {
 
         // An edit behind the gateway's back, as a restored backup or a hand-made fix would leave.
         if let cluster, let url {
-            try cluster.psql(database: String(url.split(separator: "/").last ?? ""), "UPDATE unread_counters SET unread = 9 WHERE user_id = 'bob'")
+            try await cluster.psql(database: String(url.split(separator: "/").last ?? ""), "UPDATE unread_counters SET unread = 9 WHERE user_id = 'bob'")
         } else {
             try await DatabaseQueue(path: fixture.configuration.storePath).write { db in
                 try db.execute(sql: "UPDATE unread SET count = 9 WHERE user = 'bob'")

@@ -73,7 +73,7 @@ struct MQTT5Tests {
         try await eventually("the source to connect") { source.context.health.snapshot.connected }
         let payload = #"{"id":"m1","from":"alice","body":"hi","sent_at":1000}"#
         try await eventually("the message with its properties", timeout: .seconds(30)) {
-            try Self.mosquittoPublish(port: broker.port, topic: "chats/c1/messages", payload: payload, properties: [
+            try await Self.mosquittoPublish(port: broker.port, topic: "chats/c1/messages", payload: payload, properties: [
                 "publish user-property trace abc-123", "publish user-property trace def", "publish content-type application/json",
             ])
             return !source.messageIDs.isEmpty
@@ -162,9 +162,9 @@ struct MQTT5Tests {
     }
 
     /// `mosquitto_pub` speaking MQTT 5 with `-D` properties.
-    static func mosquittoPublish(port: Int, topic: String, payload: String, properties: [String]) throws {
+    static func mosquittoPublish(port: Int, topic: String, payload: String, properties: [String]) async throws {
         var arguments = ["-V", "mqttv5", "-h", "127.0.0.1", "-p", "\(port)", "-q", "1", "-t", topic, "-m", payload]
         for property in properties { arguments += ["-D"] + property.split(separator: " ").map(String.init) }
-        try Command.run("/usr/bin/mosquitto_pub", arguments)
+        try await Command.run("/usr/bin/mosquitto_pub", arguments)
     }
 }

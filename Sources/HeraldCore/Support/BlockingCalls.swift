@@ -19,14 +19,9 @@ public final class BlockingCalls: Sendable {
     /// Runs `body` on the executor's threads and returns its result.
     public func run<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
         try await withCheckedThrowingContinuation { continuation in
-            submit { continuation.resume(with: Result { try body() }) }
+            // A serial queue of its own per call: serial queues run on overcommit threads, and the calls
+            // still run side by side.
+            DispatchQueue(label: label).async { continuation.resume(with: Result { try body() }) }
         }
-    }
-
-    /// Starts `work` on a thread outside the cooperative pool, without waiting for it.
-    func submit(_ work: @escaping @Sendable () -> Void) {
-        // A serial queue of its own per call: serial queues run on overcommit threads, and the calls
-        // still run side by side.
-        DispatchQueue(label: label).async(execute: work)
     }
 }

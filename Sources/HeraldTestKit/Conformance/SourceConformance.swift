@@ -69,7 +69,7 @@ public enum SourceConformance {
             ingest.failNextCommits(1)
             try await subject.deliver(probe.input, origin: probe.origin)
             do {
-                try await eventually("redelivery after a failed commit", timeout: .seconds(30)) {
+                try await eventually("redelivery after a failed commit", timeout: .seconds(60)) {
                     ingest.failedCommits == 1 && ingest.records.count > before
                 }
             } catch {
