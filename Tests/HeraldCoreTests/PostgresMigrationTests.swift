@@ -41,7 +41,7 @@ struct PostgresMigrationTests {
 
         let freshURL = try await cluster.createDatabase()
         let fresh = String(freshURL.split(separator: "/").last ?? "")
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: freshURL), logger: Self.logger)
+        _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: freshURL), logger: Self.logger) }
         let byteWise = """
             SELECT string_agg(table_name || '.' || column_name, ' ' ORDER BY 1, 2) FROM information_schema.columns
             WHERE table_schema = 'public' AND collation_name = 'C'
@@ -69,7 +69,7 @@ struct PostgresMigrationTests {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
         let database = String(url.split(separator: "/").last ?? "")
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
         let settings = try await cluster.psql(database: database, """
             SELECT proname || ' ' || array_to_string(ARRAY(SELECT unnest(proconfig) ORDER BY 1), ',') FROM pg_proc
             WHERE proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch') ORDER BY proname

@@ -70,7 +70,7 @@ struct PostgresPlanTests {
     private static func newStore() async throws -> (PostgresCluster, String) {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) }
         return (cluster, String(url.split(separator: "/").last ?? ""))
     }
 

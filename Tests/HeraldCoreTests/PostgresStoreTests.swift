@@ -182,7 +182,7 @@ struct PostgresStoreTests {
     @Test func aSchemaNewerThanTheBinaryIsRefused() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
         try await cluster.psql(database: String(url.split(separator: "/").last ?? ""),
                          "INSERT INTO herald_schema_migrations (version, name) VALUES (999, 'from the future')")
         let error = #expect(throws: PostgresStoreError.self) { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
@@ -239,7 +239,7 @@ struct PostgresStoreTests {
     private static func analysedOutbox(_ rows: String) async throws -> (cluster: PostgresCluster, database: String) {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
-        _ = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: logger)
+        _ = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: logger) }
         let database = String(url.split(separator: "/").last ?? "")
         try await cluster.psql(database: database, rows + "\nANALYZE outbox_packs;")
         return (cluster, database)

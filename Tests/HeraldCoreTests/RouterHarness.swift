@@ -134,9 +134,3 @@ extension StoreBackend {
     var propertyRuns: Int { self == .sqlite ? 60 : 20 }
 }
 
-/// Runs `body` on a thread of its own and waits for it without holding one of Swift's cooperative threads.
-func offCooperativePool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-    try await withCheckedThrowingContinuation { continuation in
-        Thread { continuation.resume(with: Result { try body() }) }.start()
-    }
-}

@@ -28,7 +28,7 @@ struct PostgresGatewayTests {
                 == [#"{"chats":{"c1":1},"unread":1}"#, #"{"chats":{},"unread":0}"#])
         #expect(fixture.logs.contains(url), "the start-up log names the store")
 
-        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let store = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) }
         #expect(try store.statistics().messages == 1)
         #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
         let badge = try await fixture.cli(["badge", "bob"])
@@ -56,7 +56,7 @@ struct PostgresGatewayTests {
                 try client.publish("chats/c\(index % 5)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_763_800_000_000 + Int64(index)))
             }
         }
-        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let store = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) }
         try publish(0..<50)
         try await eventually("the first 50 stored") { try store.statistics().messages == 50 }
 
@@ -97,8 +97,10 @@ struct PostgresGatewayTests {
         try await fixture.startHerald()
         let ready = fixture.configuration.adminURL + "/readyz"
         try await eventually("ready") { (try? await fetch(ready).status) == 200 }
-        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url + "?application_name=observer"),
-                                          logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let store = try await offCooperativePool {
+            try PostgresChatStore(settings: PostgresStoreSettings(url: url + "?application_name=observer"),
+                                  logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        }
         let client = try await TestMQTTClient(port: fixture.broker.port)
         func publish(_ range: Range<Int>) throws {
             for index in range { try client.publish("chats/c1/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"])) }

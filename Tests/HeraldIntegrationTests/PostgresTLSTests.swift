@@ -34,9 +34,9 @@ struct PostgresTLSTests {
     static let world = Task { try await World() }
 
     /// Opens a store at `url`; returns the error's one line if it fails.
-    func open(_ url: String) -> (store: PostgresChatStore?, error: String?) {
+    func open(_ url: String) async -> (store: PostgresChatStore?, error: String?) {
         do {
-            return (try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger), nil)
+            return (try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }, nil)
         } catch {
             return (nil, "\(error)")
         }
@@ -45,7 +45,7 @@ struct PostgresTLSTests {
     @Test func verifyFullConnectsOverTLS12OrNewerAndTheServerSeesIt() async throws {
         let world = try await Self.world.value
         let database = try await world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
-        let opened = open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(world.certificates.caFile)&application_name=tls_full"))
+        let opened = await open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(world.certificates.caFile)&application_name=tls_full"))
         let store = try #require(opened.store, "\(opened.error ?? "")")
         #expect(try store.badge(for: "bob").unread == 0)
         let sessions = try await world.cluster.psql(database: "postgres", """
@@ -61,22 +61,22 @@ struct PostgresTLSTests {
         let database = try await world.cluster.createDatabase().split(separator: "/").last.map(String.init) ?? ""
         let ca = world.certificates.caFile, other = world.certificates.otherCAFile
         // Signed by a CA Herald was not told to trust.
-        let wrongCA = open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(other)"))
+        let wrongCA = await open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(other)"))
         #expect(wrongCA.store == nil && wrongCA.error?.contains("cannot connect to PostgreSQL at postgres://herald@localhost") == true
                 && wrongCA.error?.contains("the server's certificate is not signed by a CA Herald trusts (set sslrootcert") == true, "\(wrongCA.error ?? "connected")")
         // The right CA, but the certificate names localhost, not the address Herald dialled.
-        let wrongName = open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-full&sslrootcert=\(ca)"))
+        let wrongName = await open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-full&sslrootcert=\(ca)"))
         #expect(wrongName.store == nil && wrongName.error?.contains("cannot connect to PostgreSQL") == true
                 && wrongName.error?.contains("the server's certificate does not name 127.0.0.1") == true, "\(wrongName.error ?? "connected")")
         // What each weaker mode gives up, as libpq's: verify-ca skips the name; require skips the chain too,
         // unless a CA file is named.
-        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-ca&sslrootcert=\(ca)")).store != nil)
-        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=require")).store != nil)
-        let requireWrongCA = open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(other)"))
+        #expect(await open(world.url(host: "127.0.0.1", database: database, "sslmode=verify-ca&sslrootcert=\(ca)")).store != nil)
+        #expect(await open(world.url(host: "127.0.0.1", database: database, "sslmode=require")).store != nil)
+        let requireWrongCA = await open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(other)"))
         #expect(requireWrongCA.error?.contains("the server's certificate is not signed by a CA Herald trusts") == true, "\(requireWrongCA.error ?? "connected")")
-        #expect(open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(ca)")).store != nil)
+        #expect(await open(world.url(host: "127.0.0.1", database: database, "sslmode=require&sslrootcert=\(ca)")).store != nil)
         // Without TLS the server refuses (its rules admit loopback only over TLS).
-        let plain = open(world.url(host: "127.0.0.1", database: database, "sslmode=disable"))
+        let plain = await open(world.url(host: "127.0.0.1", database: database, "sslmode=disable"))
         #expect(plain.error?.contains("no encryption") == true, "\(plain.error ?? "connected")")
     }
 
@@ -86,12 +86,12 @@ struct PostgresTLSTests {
         let world = try await Self.world.value
         let certificates = world.certificates
         let database = PostgresCluster.certificateDatabase
-        let without = open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(certificates.caFile)"))
+        let without = await open(world.url(database: database, "sslmode=verify-full&sslrootcert=\(certificates.caFile)"))
         #expect(without.error?.contains("connection requires a valid client certificate (SQLSTATE 28000) (set sslcert and sslkey") == true, "\(without.error ?? "connected")")
 
         let url = world.url(database: database, "sslmode=verify-full&sslrootcert=\(certificates.caFile)"
                             + "&sslcert=\(certificates.clientCertFile)&sslkey=\(certificates.clientKeyFile)")
-        let unreadable = open(url.replacingOccurrences(of: certificates.clientKeyFile, with: certificates.clientKeyFile + ".missing"))
+        let unreadable = await open(url.replacingOccurrences(of: certificates.clientKeyFile, with: certificates.clientKeyFile + ".missing"))
         #expect(unreadable.error?.contains("TLS setup failed") == true && unreadable.error?.contains("(check the files sslrootcert, sslcert and sslkey") == true,
                 "\(unreadable.error ?? "connected")")
         let fixture = try await GatewayFixture(storeURL: url)

@@ -231,7 +231,7 @@ struct ScaleOutTests {
         for index in 0..<400 {
             try client.publish("chats/c\(index % 8)/messages", messageJSON(id: "m\(index)", from: "alice", to: ["bob"], sentAt: 1_000 + Int64(index)))
         }
-        let store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let store = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) }
         try await eventually("400 stored", timeout: .seconds(60)) { try store.statistics().messages == 400 }
         try await observer.waitForMessages("400 notifications", timeout: .seconds(60)) { Set($0.map(\.text)).count == 400 }
         for process in processes {

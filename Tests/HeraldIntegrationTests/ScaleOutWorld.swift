@@ -30,7 +30,8 @@ final class ScaleOutWorld: @unchecked Sendable {
         url = try await self.cluster.createDatabase()
         adminPorts = try (0..<count).map { _ in try Loopback.freePort() }
         processes = Array(repeating: nil, count: count)
-        store = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
+        let url = url
+        store = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }) }
         for index in 0..<count {
             _ = try directory.write("herald-\(index).yaml", """
                 store:

@@ -53,7 +53,7 @@ struct StoreCopyTests {
         #expect(copy.output.contains("messages: 64 / 300"), "progress on long tables: \(copy.output)")
         #expect(!copy.output.contains("MISMATCH"))
 
-        let target = try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger)
+        let target = try await offCooperativePool { try PostgresChatStore(settings: PostgresStoreSettings(url: url), logger: Self.logger) }
         #expect(try target.modelSnapshot() == source.modelSnapshot())
         #expect(try target.statistics() == source.statistics())
         for user in ["alice", "bob", "carol", "dave"] {
@@ -86,7 +86,8 @@ struct StoreCopyTests {
 
         var settings = try PostgresStoreSettings(url: url)
         settings.schema = "chats"
-        let target = try PostgresChatStore(settings: settings, logger: Self.logger)
+        let opening = settings
+        let target = try await offCooperativePool { try PostgresChatStore(settings: opening, logger: Self.logger) }
         #expect(try target.modelSnapshot() == source.modelSnapshot())
         #expect(try target.badge(for: "dave") == source.badge(for: "dave"))
         let database = String(url.split(separator: "/").last ?? "")
