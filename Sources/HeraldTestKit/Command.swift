@@ -1,26 +1,49 @@
 import Foundation
+import Synchronization
 
 /// Runs a short command to completion, for the test kit and tests (mount, prlimit, psql, mosquitto_pub).
 ///
 /// Tests run on Swift's cooperative pool, a few threads for the whole test process: ``run(_:_:)`` waits for
 /// the command without holding one of them, so a test that runs `psql` does not stall the tests beside it.
 public enum Command {
-    /// Runs a command to completion; throws with its output when it fails. The output goes to a file, not a
-    /// pipe: a pipe's reader waits for every copy of its write end to close, and a child another thread
-    /// spawns at the same moment may hold one.
+    /// Runs a command to completion; throws with its output when it fails, or when it is still running after
+    /// `timeout` (it is then killed, so a hung `psql` fails its test with its name instead of holding the run).
+    /// The output goes to a file, not a pipe: a pipe's reader waits for every copy of its write end to close,
+    /// and a child another thread spawns at the same moment may hold one.
     @discardableResult
-    public static func run(_ executable: String, _ arguments: [String]) async throws -> String {
+    public static func run(_ executable: String, _ arguments: [String], timeout: Duration = .seconds(300)) async throws -> String {
         let launch = try Launch(executable, arguments)
         defer { launch.cleanUp() }
-        try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Void, any Error>) in
+        let finished = Mutex(false)
+        let timedOut = try await withCheckedThrowingContinuation { (continuation: CheckedContinuation<Bool, any Error>) in
+            // Whichever comes first, the exit or the timeout, resumes; the other does nothing.
+            @Sendable func finish(timedOut: Bool) -> Bool {
+                let first = finished.withLock { done in
+                    defer { done = true }
+                    return !done
+                }
+                if first { continuation.resume(returning: timedOut) }
+                return first
+            }
             // Foundation calls the handler on a thread of its own once the command has exited.
-            launch.process.terminationHandler = { _ in continuation.resume() }
+            launch.process.terminationHandler = { _ in _ = finish(timedOut: false) }
             do {
                 try launch.process.run()
             } catch {
                 launch.process.terminationHandler = nil
+                finished.withLock { $0 = true }
                 continuation.resume(throwing: error)
+                return
             }
+            let process = launch.process
+            let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
+            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+                if finish(timedOut: true) { kill(process.processIdentifier, SIGKILL) }
+            }
+        }
+        if timedOut {
+            throw TestKitError("\(executable) \(arguments.joined(separator: " ")) did not finish within \(timeout) and was killed: "
+                               + launch.output)
         }
         return try launch.outcome()
     }
@@ -57,9 +80,12 @@ public enum Command {
             process.standardError = sink
         }
 
+        /// What the command has written so far.
+        var output: String { (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? "" }
+
         /// The output of the exited command, or an error with it when the command failed.
         func outcome() throws -> String {
-            let output = (try? String(contentsOfFile: outputPath, encoding: .utf8)) ?? ""
+            let output = self.output
             guard process.terminationStatus == 0 else {
                 throw TestKitError("\(executable) \(arguments.joined(separator: " ")) failed (\(process.terminationStatus)): \(output)")
             }
