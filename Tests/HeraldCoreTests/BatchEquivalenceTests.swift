@@ -1,6 +1,7 @@
 @testable import HeraldCore
 import HeraldPluginAPI
 import PropertyBased
+import HeraldTestKit
 import Testing
 
 /// Applying events in batches of any size gives the same state and outputs as applying them one at a
@@ -14,7 +15,7 @@ struct BatchEquivalenceTests {
     static func run(_ events: [ChatEvent], sizes: [Int], on backend: StoreBackend) async throws
         -> (snapshot: [String], commits: [(events: Range<Int>, outputs: [Output])], badges: [UserID: BadgeUpdate], harness: RouterHarness) {
         let harness = try await RouterHarness(backend)
-        let (snapshot, commits, badges) = try await harness.offPool {
+        let (snapshot, commits, badges) = try await offCooperativePool {
             var commits: [(events: Range<Int>, outputs: [Output])] = []
             var badges: [UserID: BadgeUpdate] = [:]
             var start = 0

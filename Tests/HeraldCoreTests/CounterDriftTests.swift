@@ -12,7 +12,7 @@ import Testing
 struct CounterDriftTests {
     @Test(arguments: StoreBackend.allCases) func driftedCountersAreSetToTheRecountAndTheirUsersGetBadges(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             // c1: alice's m1 and m2 to bob, who read m1. c2: carol's x1 to dave.
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                               message("c1", "m2", from: "alice", to: ["bob"], at: 2000),
@@ -30,7 +30,7 @@ struct CounterDriftTests {
                           CounterDrift(user: "dave", chat: "c2", stored: 0, recounted: 1),
                           CounterDrift(user: "erin", chat: "c1", stored: 2, recounted: 0)])
 
-        try await harness.offPool {
+        try await offCooperativePool {
             let repairs = try harness.router.recountUnread(found.map { ($0.user, $0.chat) })
             #expect(repairs == found)
             #expect(try harness.drain().compactMap(\.badgeUpdate) == [
@@ -48,9 +48,9 @@ struct CounterDriftTests {
 
     @Test(arguments: StoreBackend.allCases) func aDriftedCounterTakesDeltasUntilTheRecountSetsIt(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        _ = try await harness.offPool { try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000)) }
+        _ = try await offCooperativePool { try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000)) }
         try await harness.setStoredUnread(user: "bob", chat: "c1", to: 7)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
             #expect(try harness.badge("bob").unread == 8)
             #expect(try harness.router.recountUnread([("bob", "c1")]) == [CounterDrift(user: "bob", chat: "c1", stored: 8, recounted: 2)])

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldCore
 import HeraldPluginAPI
+import HeraldTestKit
 import Testing
 
 /// Purging the dead-letter queue by condition, oldest first, with the count of open letters kept right.
@@ -9,7 +10,7 @@ struct DeadLetterPurgeTests {
     @Test(arguments: StoreBackend.allCases) func eachConditionTakesOnlyItsLettersOldestFirst(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         let store = harness.store
-        try await harness.offPool {
+        try await offCooperativePool {
             // a1 and b1 early, a2 and b2 a day later; b2 gets replayed.
             func letter(_ adapter: String, _ origin: String, at milliseconds: Int64) -> SourceRecord {
                 SourceRecord(provenance: Provenance(adapter: adapter, origin: origin, rawSize: 4, receivedAt: Timestamp(milliseconds: milliseconds)),

@@ -1,12 +1,13 @@
 import HeraldCore
 import HeraldPluginAPI
+import HeraldTestKit
 import Testing
 
 @Suite("Router semantics through a real store, SQLite and PostgreSQL")
 struct EventRouterTests {
     @Test(arguments: StoreBackend.allCases) func messageNotifiesEveryMemberButTheSenderWithPreviewAndBadge(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob", "carol"], body: "hi"))
             let notifications = outputs.compactMap(\.notification)
             #expect(notifications.map(\.recipient) == ["bob", "carol"])
@@ -19,7 +20,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func badgesAreQueuedOncePerUserPerCommitWithTheLatestCount(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                                               message("c2", "m2", from: "carol", to: ["bob", "dave"], at: 2000),
                                               read("bob", "c1", upTo: "m1"),
@@ -39,7 +40,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func receiptsAreQueuedOncePerReaderSenderAndChatPerCommitTheLatestInItsPlace(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             // alice and bob take turns in c1 while carol reads c2: each reply moves its sender past the
             // other's messages and owes them a receipt.
             try harness.apply(message("c2", "n1", from: "dave", to: ["carol"], at: 500))
@@ -70,7 +71,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func duplicateMessageHasNoEffectAndIsCounted(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
             try harness.drain()
             let report = try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
@@ -82,7 +83,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func readSendsReceiptsToSendersAndClearsTheReadersBadge(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob", "carol"], at: 1000),
                               message("c1", "m2", from: "carol", to: ["bob", "alice"], at: 2000),
                               message("c1", "m3", from: "alice", to: ["bob", "carol"], at: 3000))
@@ -95,7 +96,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func readPositionNeverMovesBack(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                               message("c1", "m2", from: "alice", to: ["bob"], at: 2000),
                               read("bob", "c1", upTo: "m2"))
@@ -107,7 +108,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func lateMessageAtOrBeforeTheReadPositionCountsAsRead(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m5", from: "alice", to: ["bob"], at: 5000), read("bob", "c1", upTo: "m5"))
             let outputs = try harness.outputs(message("c1", "m3", from: "alice", to: ["bob"], at: 3000))
             #expect(outputs.isEmpty)
@@ -117,7 +118,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func messagesWithTheSameTimeAreOrderedById(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "b", from: "alice", to: ["bob"], at: 1000), read("bob", "c1", upTo: "b"))
             try harness.apply(message("c1", "a", from: "alice", to: ["bob"], at: 1000), message("c1", "c", from: "alice", to: ["bob"], at: 1000))
             #expect(try harness.badge("bob").unread == 1)  // only "c" is after (1000, "b")
@@ -126,7 +127,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func openChatGetsALiveMessageUntilClosedOrExpired(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend, policy: RouterPolicy(presenceTTLMilliseconds: 60_000))
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(.chatOpened(ChatFocus(user: "bob", chat: "c1")))
             let live = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"]))
             #expect(live.compactMap(\.live).map(\.recipient) == ["bob"])
@@ -145,7 +146,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func declaredMembersWinOverRecipients(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])))
             let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["mallory"]))
             #expect(outputs.compactMap(\.notification).map(\.recipient) == ["bob", "carol"])
@@ -155,7 +156,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func chatCreatedAfterMessagesRecountsMembers(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]), message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
             let outputs = try harness.outputs(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "carol"])))
             #expect(Set(outputs.compactMap(\.badgeUpdate)) == [
@@ -166,7 +167,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func readBeforeItsMessageResolvesWhenTheMessageArrives(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(read("bob", "c1", upTo: "m2"))
             let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                                               message("c1", "m2", from: "alice", to: ["bob"], at: 2000))
@@ -179,7 +180,7 @@ struct EventRouterTests {
         // The writer remembers which chats have reads waiting; a read queued after it learned "none"
         // must still be found when its message arrives.
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c2", "x1", from: "alice", to: ["bob"], at: 500))
             try harness.apply(read("bob", "c1", upTo: "m1"))
             try harness.apply(message("c2", "x2", from: "alice", to: ["bob"], at: 600))
@@ -191,7 +192,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func anEmptyBodyIsStoredAsEmptyText(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             let outputs = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], body: ""))
             #expect(outputs.compactMap(\.notification).map(\.preview) == [""])
             #expect(try harness.store.containsMessage(chat: "c1", id: "m1"))
@@ -200,7 +201,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func previewIsCutTo120CharactersWithAnEllipsis(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             let body = String(repeating: "é", count: 300)
             let preview = try harness.outputs(message("c1", "m1", from: "alice", to: ["bob"], body: body)).compactMap(\.notification)[0].preview
             #expect(preview.count == 120)
@@ -210,7 +211,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func rejectedRecordGoesToTheDeadLetterQueueAndTheRestOfTheBatchApplies(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             let bad = SourceRecord(provenance: Provenance(adapter: "a", origin: "o", rawSize: 3, receivedAt: harness.clock.now()),
                                    outcome: .rejected(Rejection(.malformedJSON, "nope")), raw: Array("{{{".utf8))
             let report = try harness.router.commit([bad, harness.record(message("c1", "m1", from: "alice", to: ["bob"]))])
@@ -228,7 +229,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func aReadFromSomeoneOutsideTheDeclaredMembersIsDeadLettered(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob"])),
                               message("c1", "m1", from: "alice", to: ["bob"]))
             try harness.drain()
@@ -249,7 +250,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func readsAreLetInUntilTheChatsMembersAreDeclared(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
             // Members inferred from messages only: anyone's read applies (nothing says who belongs).
             #expect(try harness.apply(read("carol", "c1", upTo: "m1")).applied == 1)
@@ -263,7 +264,7 @@ struct EventRouterTests {
     @Test(arguments: StoreBackend.allCases) func replyingMarksTheChatReadForTheSenderAndSendsReceipts(_ backend: StoreBackend) async throws {
         // alice writes m1, carol replies m2: carol has seen m1, so it is not unread for her.
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(.chatCreated(ChatCreated(chat: "c1", members: ["alice", "bob", "carol"])),
                               message("c1", "m1", from: "alice", at: 1000))
             let outputs = try harness.outputs(message("c1", "m2", from: "carol", at: 2000))
@@ -279,7 +280,7 @@ struct EventRouterTests {
 
     @Test(arguments: StoreBackend.allCases) func aLateOwnMessageNeverMovesTheSendersPositionBack(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
-        try await harness.offPool {
+        try await offCooperativePool {
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"], at: 1000),
                               message("c1", "m5", from: "alice", to: ["bob"], at: 5000),
                               read("bob", "c1", upTo: "m5"))

@@ -38,7 +38,7 @@ struct OrderIndependenceTests {
     /// Applies `events` one commit at a time (as separate MQTT bursts would) to a fresh store.
     static func state(after events: [ChatEvent], on backend: StoreBackend) async throws -> (snapshot: [String], harness: RouterHarness) {
         let harness = try await RouterHarness(backend)
-        let snapshot = try await harness.offPool {
+        let snapshot = try await offCooperativePool {
             var lastBadge: [UserID: BadgeUpdate] = [:]
             for chunk in stride(from: 0, to: events.count, by: 3) {
                 _ = try harness.router.commit(events[chunk..<min(chunk + 3, events.count)].map(harness.record))

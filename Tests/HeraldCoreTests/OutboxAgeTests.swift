@@ -10,7 +10,7 @@ struct OutboxAgeTests {
     @Test(arguments: StoreBackend.allCases) func theAgeIsTheFirstQueuedEntrysUntilItIsDelivered(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         let store = try #require(harness.store as? any GatewayStore)
-        try await harness.offPool {
+        try await offCooperativePool {
             #expect(try store.oldestOutputAge(now: harness.clock.now()) == nil)
             try harness.apply(message("c1", "m1", from: "alice", to: ["bob"]))
             let first = try store.pendingOutputs(sink: "sink", after: 0, limit: 100)

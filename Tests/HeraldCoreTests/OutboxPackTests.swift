@@ -15,55 +15,55 @@ struct OutboxPackTests {
         let harness = try await RouterHarness(backend)
         try await harness.commitMessages(300, overChats: 7)
         let store = harness.store
-        let all = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
+        let all = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
         #expect(all.count > OutboxPack.maximumOutputs)
         #expect(Set(all.map { OutboxPack.place(of: $0.sequence).pack }).count > 1, "the commit's outputs fill more than one pack")
         #expect(all.map(\.sequence) == all.map(\.sequence).sorted())
-        let queued = try await harness.offPool { try store.statistics().outbox }
+        let queued = try await offCooperativePool { try store.statistics().outbox }
         #expect(queued == all.count)
 
         // From any sequence, across the packs' boundary.
         for start in [0, 100, OutboxPack.maximumOutputs - 5, OutboxPack.maximumOutputs - 1] {
-            let read = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: all[start].sequence, limit: 20) }
+            let read = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: all[start].sequence, limit: 20) }
             #expect(read.map(\.sequence) == all[(start + 1)...].prefix(20).map(\.sequence), "after output \(start)")
             #expect(read.map(\.payload) == all[(start + 1)...].prefix(20).map(\.payload))
         }
 
         // Part of a pack confirmed: the rest is read from the start, and a second purge of the same outputs changes nothing.
         let confirmed = all.prefix(100).map(\.sequence)
-        try await harness.offPool { try store.removeOutputs(sink: "sink", delivered: confirmed) }
-        try await harness.offPool { try store.removeOutputs(sink: "sink", delivered: confirmed) }
-        var pending = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
+        try await offCooperativePool { try store.removeOutputs(sink: "sink", delivered: confirmed) }
+        try await offCooperativePool { try store.removeOutputs(sink: "sink", delivered: confirmed) }
+        var pending = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
         #expect(pending.map(\.sequence) == all.dropFirst(100).map(\.sequence))
-        #expect(try await harness.offPool { try store.statistics().outbox } == all.count - 100)
+        #expect(try await offCooperativePool { try store.statistics().outbox } == all.count - 100)
 
         // A failed delivery counts for the first undelivered output only.
         let first = pending[0].sequence
-        try await harness.offPool { try store.recordFailedAttempt(sink: "sink", sequences: [first]) }
-        pending = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 3) }
+        try await offCooperativePool { try store.recordFailedAttempt(sink: "sink", sequences: [first]) }
+        pending = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 3) }
         #expect(pending.map(\.attempts) == [1, 0, 0])
 
         // Dead-lettering it lets the next one go first, with no attempts of its own.
         let head = pending[0]
         let now = harness.clock.now()
-        try await harness.offPool {
+        try await offCooperativePool {
             try store.deadLetterOutput(head, sink: "sink", rejection: Rejection(.undeliverable, "refused"), at: now)
         }
-        pending = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
+        pending = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
         #expect(pending.map(\.sequence) == all.dropFirst(101).map(\.sequence))
         #expect(pending.first?.attempts == 0)
-        #expect(try await harness.offPool { try store.statistics().outbox } == all.count - 101)
-        let letters = try await harness.offPool { try store.deadLetters(limit: 10, includeReplayed: false) }
+        #expect(try await offCooperativePool { try store.statistics().outbox } == all.count - 101)
+        let letters = try await offCooperativePool { try store.deadLetters(limit: 10, includeReplayed: false) }
         #expect(letters.map(\.raw) == [head.payload])
 
         // Confirmed to the end of a pack in the middle and beyond: what is left is the rest, and then nothing.
         let throughBoundary = pending.prefix(OutboxPack.maximumOutputs).map(\.sequence)
-        try await harness.offPool { try store.removeOutputs(sink: "sink", delivered: throughBoundary) }
-        let rest = try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
+        try await offCooperativePool { try store.removeOutputs(sink: "sink", delivered: throughBoundary) }
+        let rest = try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000) }
         #expect(rest.map(\.sequence) == pending.dropFirst(OutboxPack.maximumOutputs).map(\.sequence))
-        try await harness.offPool { try store.removeOutputs(sink: "sink", delivered: rest.map(\.sequence)) }
-        #expect(try await harness.offPool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10).isEmpty })
-        #expect(try await harness.offPool { try store.statistics().outbox } == 0)
+        try await offCooperativePool { try store.removeOutputs(sink: "sink", delivered: rest.map(\.sequence)) }
+        #expect(try await offCooperativePool { try store.pendingOutputs(sink: "sink", after: 0, limit: 10).isEmpty })
+        #expect(try await offCooperativePool { try store.statistics().outbox } == 0)
     }
 
     /// A SQLite store from before the packs keeps its undelivered outputs, in order, with their attempts.

@@ -25,7 +25,7 @@ struct PostgresStoreTests {
             }
         }
         // A first batch creates the chats; the measured ones then touch the same kinds of rows.
-        try await harness.offPool {
+        try await offCooperativePool {
             _ = try harness.router.commit(mixedBatch(10, prefix: "warm").map(harness.record))
             _ = try harness.router.commit(mixedBatch(5, prefix: "one").map(harness.record))
             _ = try harness.router.commit(mixedBatch(5_000, prefix: "many").map(harness.record))
@@ -54,7 +54,7 @@ struct PostgresStoreTests {
                                                 sentAt: Timestamp(milliseconds: 1000)), receivedAt: Timestamp(milliseconds: 2000))
         }
         let (m1, m2, m3) = (new("m1"), new("m2"), new("m3"))
-        try await harness.offPool {
+        try await offCooperativePool {
             try store.write { tx in
                 try tx.storeMessagesAhead([m1])
                 var delta = StoreDelta()
@@ -63,7 +63,7 @@ struct PostgresStoreTests {
             }
         }
         #expect(try store.statistics().messages == 2)
-        let collision = try await harness.offPool {
+        let collision = try await offCooperativePool {
             do {
                 try store.write { tx in
                     try tx.storeMessagesAhead([m2, m3])

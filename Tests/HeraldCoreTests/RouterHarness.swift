@@ -54,13 +54,6 @@ struct RouterHarness: Sendable {
                              logger: Logger(label: "test") { _ in SwiftLogNoOpLogHandler() })
     }
 
-    /// Runs `body` on a thread of its own, not on one of Swift's cooperative threads: a PostgreSQL store
-    /// blocks its caller while the server answers, and cooperative threads blocked that way starve the
-    /// tests that run beside (a source under test then cannot even connect).
-    func offPool<T: Sendable>(_ body: @escaping @Sendable () throws -> T) async throws -> T {
-        try await offCooperativePool(body)
-    }
-
     /// The store, for SQLite-only tests.
     var sqlite: SQLiteChatStore { store as! SQLiteChatStore }
 
@@ -71,7 +64,7 @@ struct RouterHarness: Sendable {
     /// Commits `count` messages from alice to bob over `chats` chats (`c0`, `c1`, …) in one batch, off
     /// the cooperative pool.
     func commitMessages(_ count: Int, overChats chats: Int) async throws {
-        try await offPool {
+        try await offCooperativePool {
             _ = try router.commit((0..<count).map { index in
                 record(message(ChatID("c\(index % chats)"), MessageID("m\(index)"), from: "alice", to: ["bob"], at: Int64(1000 + index)))
             })

@@ -1,6 +1,7 @@
 import Foundation
 @testable import HeraldCore
 import HeraldPluginAPI
+import HeraldTestKit
 import Testing
 
 /// The outbox stores each output in its wire format and the dead-letter queue each rejected input as it
@@ -21,7 +22,7 @@ struct StoredBytesTests {
         }
         let store = harness.store
         let router = harness.router
-        let outputs = try await harness.offPool { () -> [OutboxEnvelope] in
+        let outputs = try await offCooperativePool { () -> [OutboxEnvelope] in
             _ = try router.commit(letters + messages)
             return try store.pendingOutputs(sink: "sink", after: 0, limit: 10_000)
         }
@@ -33,7 +34,7 @@ struct StoredBytesTests {
         let notifications = outputs.filter { $0.kind == .notification }
         #expect(notifications.contains { String(decoding: $0.payload, as: UTF8.self).contains("caf\u{e9} 299 \u{1F600}") })
 
-        let stored = try await harness.offPool { try store.deadLetters(limit: 10, includeReplayed: true) }
+        let stored = try await offCooperativePool { try store.deadLetters(limit: 10, includeReplayed: true) }
         #expect(stored.map(\.raw) == raws)
     }
 }
