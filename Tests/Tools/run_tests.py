@@ -7,9 +7,9 @@ The command's output goes to this terminal and to FILE line by line (the test bi
 line-buffered, so a run that is stopped has shown everything it printed). At the end a failed run lists
 its failures (the lines with ✘) again, so a log read from its end names them.
 
-If the command has not finished by the deadline, the script prints the tests that started and did not
-finish, the processes the run has started, and every thread's stack of each test binary (with gdb, when
-it is installed), then stops the whole run and exits 124. A hung test then fails the run in minutes with
+If the command has not finished by the deadline, the script prints the processes the run has started,
+every thread's stack of each test binary (with gdb, when it is installed) and, last, the tests that
+started and did not finish, then stops the whole run and exits 124. A hung test then fails the run in minutes with
 its name, instead of holding it until an outer time limit kills it with nothing to show.
 """
 import argparse
