@@ -15,8 +15,12 @@ SCAFFOLD_DEADLINE_SECONDS ?= 2700
 QUIET_SUITES := PostgresTimeoutTests
 # Where the test run's Swift processes write a backtrace if they crash.
 CRASH_REPORTS := .build/crash-reports
+# Runs one `swift test` of make test (Tests/Tools/run_tests.py): every Swift process it starts writes a backtrace
+# into $(CRASH_REPORTS) if it crashes, and the tests start the herald of this build.
+RUN_TESTS = SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
+  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" python3 Tests/Tools/run_tests.py
 
-.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-replay lint-docs docs release bench soak clean
+.PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-short fuzz-replay lint-docs docs release bench soak clean
 
 help: ## List the targets.
 	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
@@ -56,24 +60,18 @@ test: test-deps lint-docs ## Check the docs, then build and run the whole test s
 	@# Tests/Tools/run_tests.py shows the output as it comes, keeps it in .build/test-output.log, ends a failed
 	@# run with its failures (a CI log read from its end names them), and stops a run that passes its deadline
 	@# after printing the tests still running and the test binary's stacks, so a hang fails with its name.
-	@# Every Swift process of the run (the tests, and each herald they start) writes a backtrace into
-	@# $(CRASH_REPORTS) if it crashes, so a crash fails the run even where no test would notice it.
+	@# A crash report in $(CRASH_REPORTS) fails the run even where no test would notice the crash.
 	@rm -rf $(CRASH_REPORTS) && mkdir -p $(CRASH_REPORTS)
-	SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
-	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" python3 Tests/Tools/run_tests.py \
-	  --log .build/test-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --skip 'ScaffoldTests|$(QUIET_SUITES)'
+	$(RUN_TESTS) --log .build/test-output.log --deadline $(TEST_DEADLINE_SECONDS) -- \
+	  $(SWIFT) test --skip-build --skip 'ScaffoldTests|$(QUIET_SUITES)'
 	@echo "Suites that time a server's answers (statement and connect timeouts of 40 ms to 1 s), with nothing else running"
-	SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRASH_REPORTS))" \
-	  HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" python3 Tests/Tools/run_tests.py \
-	  --log .build/test-quiet-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --filter '$(QUIET_SUITES)'
+	$(RUN_TESTS) --log .build/test-quiet-output.log --deadline $(TEST_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --filter '$(QUIET_SUITES)'
 	@if [ -n "$$(ls -A $(CRASH_REPORTS))" ]; then echo "A Swift process crashed during the tests (reports in $(CRASH_REPORTS)):"; \
 	  head -n 60 $(CRASH_REPORTS)/*; exit 1; fi
 	$(MAKE) --no-print-directory fuzz-replay
 	@echo "Scaffold check: herald new-adapter output in a temporary copy of the tree must build and pass (takes a few minutes)"
-	HERALD_BINARY="$$($(SWIFT) build --show-bin-path)/herald" HERALD_SCAFFOLD_TEST=1 python3 Tests/Tools/run_tests.py \
-	  --log .build/scaffold-output.log --deadline $(SCAFFOLD_DEADLINE_SECONDS) -- $(SWIFT) test --skip-build --filter ScaffoldTests
-	@echo "A short fuzzing pass: every decoder of untrusted bytes for $(FUZZ_SHORT_SECONDS) s from its seed corpus (make fuzz runs longer)"
-	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) FUZZ_SEED=1
+	HERALD_SCAFFOLD_TEST=1 $(RUN_TESTS) --log .build/scaffold-output.log --deadline $(SCAFFOLD_DEADLINE_SECONDS) -- \
+	  $(SWIFT) test --skip-build --filter ScaffoldTests
 
 FUZZ_TARGETS := json payload mqtt-topic websocket rest-page exec-line tail-filter config
 FUZZ_SECONDS ?= 60
@@ -86,6 +84,9 @@ FUZZ_BUILD := --scratch-path .build-fuzz --product herald-fuzz -Xswiftc -sanitiz
 fuzz: test-deps ## Fuzz every decoder of untrusted bytes for FUZZ_SECONDS each (default 60) under libFuzzer and the address sanitizer; prints executions and coverage per target.
 	$(SWIFT) build $(FUZZ_BUILD)
 	python3 Tests/Tools/run_fuzz.py .build-fuzz/debug/herald-fuzz $(FUZZ_SECONDS) $(if $(FUZZ_SEED),--seed $(FUZZ_SEED))
+
+fuzz-short: ## A short fuzzing pass, as CI runs it after make test: every target for FUZZ_SHORT_SECONDS (default 15) with a fixed seed.
+	$(MAKE) --no-print-directory fuzz FUZZ_SECONDS=$(FUZZ_SHORT_SECONDS) FUZZ_SEED=1
 
 fuzz-replay: ## Replay the committed fuzz corpora (seeds and past findings) through every target's property checks.
 	$(SWIFT) build --product herald-fuzz

@@ -37,7 +37,8 @@ public enum Command {
             }
             let process = launch.process
             let seconds = Double(timeout.components.seconds) + Double(timeout.components.attoseconds) / 1e18
-            DispatchQueue.global().asyncAfter(deadline: .now() + seconds) {
+            // A serial queue of its own gets a thread even when the global queue's few are all busy.
+            DispatchQueue(label: "herald-command-timeout").asyncAfter(deadline: .now() + seconds) {
                 if finish(timedOut: true) { kill(process.processIdentifier, SIGKILL) }
             }
         }
