@@ -24,7 +24,7 @@ RUN_TESTS = SWIFT_BACKTRACE="enable=yes,interactive=no,output-to=$(abspath $(CRA
 .PHONY: help deps test-deps build run test test-asan test-tsan fuzz fuzz-short fuzz-replay lint-docs docs release bench soak clean
 
 help: ## List the targets.
-	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-10s %s\n", $$1, $$2}'
+	@grep -E '^[a-z-]+:.*## ' $(MAKEFILE_LIST) | awk -F':.*## ' '{printf "  make %-12s %s\n", $$1, $$2}'
 
 deps: ## Install missing system packages with apt-get (libmosquitto-dev, libssl-dev, libsqlite3-dev, mosquitto, mosquitto-clients).
 	@missing=$$(for p in $(APT_PACKAGES); do dpkg -s $$p >/dev/null 2>&1 || echo $$p; done); \
