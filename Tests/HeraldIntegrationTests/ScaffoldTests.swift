@@ -12,10 +12,10 @@ import Testing
 struct ScaffoldTests {
     static let root = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent().path
 
-    /// Where the steps run: the tree under an overlay, or a copy of it.
+    /// Where a step runs: the tree under an overlay, or a plain directory (a copy of the tree, the tree itself).
     enum Place {
         case overlay(upper: String, work: String, temporary: String)
-        case copy(String, temporary: String? = nil)
+        case directory(String, temporary: String? = nil)
     }
 
     /// Runs a shell command where `place` says. SwiftPM locks a build directory through a file named after its
@@ -24,7 +24,7 @@ struct ScaffoldTests {
     static func run(_ command: String, in place: Place, log: String, timeout: Duration = .seconds(60)) async throws -> (Int32, String) {
         let child: ChildProcess
         switch place {
-        case .copy(let directory, let temporary):
+        case .directory(let directory, let temporary):
             let script = "cd \"$1\" && TMPDIR=\"${2:-${TMPDIR:-/tmp}}\" && export TMPDIR && eval \"$3\""
             child = try ChildProcess(executable: "/bin/sh", arguments: ["-c", script, "sh", directory, temporary ?? "", command], logPath: log)
         case .overlay(let upper, let work, let temporary):
@@ -49,15 +49,15 @@ struct ScaffoldTests {
         print("No overlay over the tree (\(reason)): building a copy of it from nothing")
         let copy = work.path("tree")
         let (copied, copyLog) = try await run("mkdir -p '\(copy)' && git ls-files -z --cached --others --exclude-standard | xargs -0 cp --parents -t '\(copy)'",
-                                              in: .copy(root), log: work.path("copy.log"))
+                                              in: .directory(root), log: work.path("copy.log"))
         #expect(copied == 0, "\(copyLog)")
-        return .copy(copy, temporary: work.path("tmp"))
+        return .directory(copy, temporary: work.path("tmp"))
     }
 
     @Test func generatedAdaptersBuildAndPassTheirConformanceTests() async throws {
         let work = try TemporaryDirectory(prefix: "herald-scaffold")
         let status = "git status --porcelain --untracked-files=all"
-        let (_, statusBefore) = try await Self.run(status, in: .copy(Self.root), log: work.path("status-before.log"))
+        let (_, statusBefore) = try await Self.run(status, in: .directory(Self.root), log: work.path("status-before.log"))
         let place = try await Self.place(in: work)
         for (index, arguments) in ["new-adapter demo", "new-adapter demox --exec"].enumerated() {
             let (created, output) = try await Self.run("'\(HeraldProcess.binary)' \(arguments)", in: place, log: work.path("new-\(index).log"))
@@ -72,9 +72,9 @@ struct ScaffoldTests {
         let (checked, checkLog) = try await Self.run(".build/debug/herald check -c plugins/demo/sample.yaml && .build/debug/herald check -c plugins/demox/sample.yaml",
                                                      in: place, log: work.path("check.log"))
         #expect(checked == 0, "\(checkLog)")
-        let (_, statusAfter) = try await Self.run(status, in: .copy(Self.root), log: work.path("status-after.log"))
+        let (_, statusAfter) = try await Self.run(status, in: .directory(Self.root), log: work.path("status-after.log"))
         #expect(statusAfter == statusBefore, "the tree itself changed: \(statusAfter)")
         // The overlay's work directory keeps a directory no one may read; the temporary directory's removal needs to.
-        _ = try await Self.run("chmod -R u+rwx overlay-work", in: .copy(work.url.path), log: work.path("chmod.log"))
+        _ = try await Self.run("chmod -R u+rwx overlay-work", in: .directory(work.url.path), log: work.path("chmod.log"))
     }
 }
