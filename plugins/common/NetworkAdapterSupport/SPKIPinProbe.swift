@@ -41,21 +41,28 @@ public enum SPKIPinProbe {
                                 timeout: TimeAmount = .seconds(10)) async throws -> NIOSSLCertificate {
         let context = try NIOSSLContext(configuration: configuration)
         let group = MultiThreadedEventLoopGroup.singleton
-        let handshake = group.any().makePromise(of: Void.self)
+        let handshake = HandshakeOutcome(promise: group.any().makePromise(of: Void.self))
         let bootstrap = ClientBootstrap(group: group)
             .connectTimeout(timeout)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture {
                     let tls = try NIOSSLClientHandler(context: context, serverHostname: serverName ?? (isIPAddress(host) ? nil : host))
                     try channel.pipeline.syncOperations.addHandler(tls)
-                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(promise: handshake))
+                    try channel.pipeline.syncOperations.addHandler(HandshakeWatcher(outcome: handshake))
                 }
             }
-        let channel = try await bootstrap.connect(host: host, port: port).get()
+        let channel: any Channel
+        do {
+            channel = try await bootstrap.connect(host: host, port: port).get()
+        } catch {
+            // No connection, so no handshake: the promise is completed all the same (NIO traps on a leaked one).
+            handshake.complete(.failure(error))
+            throw error
+        }
         defer { channel.close(promise: nil) }
         let timer = channel.eventLoop.scheduleTask(in: timeout) { channel.close(promise: nil) }
         defer { timer.cancel() }
-        try await handshake.futureResult.get()
+        try await handshake.promise.futureResult.get()
         guard let leaf = try await channel.nioSSL_peerCertificate().get() else { throw PinMismatch(presented: "no certificate") }
         return leaf
     }
@@ -73,31 +80,38 @@ public struct PinMismatch: Error, Sendable, CustomStringConvertible {
     public var description: String { "server public key \(presented) matches no configured pin" }
 }
 
-/// Completes a promise (once) when the TLS handshake finishes or fails.
-private final class HandshakeWatcher: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
+/// The outcome of a probe's TLS handshake: its promise, completed once by whichever comes first.
+private final class HandshakeOutcome: Sendable {
     let promise: EventLoopPromise<Void>
     private let completed = Mutex(false)
 
     init(promise: EventLoopPromise<Void>) { self.promise = promise }
 
-    private func complete(_ result: Result<Void, any Error>) {
+    func complete(_ result: Result<Void, any Error>) {
         guard completed.withLock({ done in defer { done = true }; return !done }) else { return }
         promise.completeWith(result)
     }
+}
+
+/// Completes the handshake's outcome when the TLS handshake finishes or fails, or the connection closes.
+private final class HandshakeWatcher: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    let outcome: HandshakeOutcome
+
+    init(outcome: HandshakeOutcome) { self.outcome = outcome }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { complete(.success(())) }
+        if let event = event as? TLSUserEvent, case .handshakeCompleted = event { outcome.complete(.success(())) }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        complete(.failure(error))
+        outcome.complete(.failure(error))
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        complete(.failure(ChannelError.inputClosed))
+        outcome.complete(.failure(ChannelError.inputClosed))
         context.fireChannelInactive()
     }
 }
