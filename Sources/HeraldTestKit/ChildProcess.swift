@@ -59,8 +59,11 @@ public final class ChildProcess: Sendable {
         return exitStatus.withLock { $0 } ?? -1
     }
 
-    /// SIGKILL and wait.
+    /// SIGKILL and wait; a process that crashed first is killed once its crash report is written.
     public func kill9() async throws {
+        if isWritingCrashReport {
+            try? await eventually("the crash report of process \(pid)", timeout: Self.crashReportTimeout) { !isWritingCrashReport }
+        }
         signal(SIGKILL)
         _ = try await waitForExit()
     }
@@ -68,8 +71,10 @@ public final class ChildProcess: Sendable {
     /// The captured output so far.
     public var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
+    /// Kills the process if it still runs, once a crash report it is writing is written.
     deinit {
         if isRunning {
+            awaitCrashReport()
             kill(pid, SIGKILL)
             var raw: Int32 = 0
             waitpid(pid, &raw, 0)

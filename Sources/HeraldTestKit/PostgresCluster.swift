@@ -138,8 +138,8 @@ public final class PostgresCluster: Sendable {
     /// CPU seconds the server has used: the postmaster with the backends it reaped, plus the live ones.
     public func cpuSeconds() -> Double {
         guard let postmaster = postmasterPID else { return 0 }
-        var total = Self.times(of: postmaster).map { $0.own + $0.reaped } ?? 0
-        for child in children(of: postmaster) { total += Self.times(of: child)?.own ?? 0 }
+        var total = ProcessTable.entry(postmaster).map { $0.ownSeconds + $0.reapedSeconds } ?? 0
+        for child in ProcessTable.children(of: postmaster) { total += child.ownSeconds }
         return total
     }
 
@@ -148,30 +148,14 @@ public final class PostgresCluster: Sendable {
     public func freeze() {
         guard let postmaster = postmasterPID else { return }
         kill(postmaster, SIGSTOP)
-        for child in children(of: postmaster) { kill(child, SIGSTOP) }
+        for child in ProcessTable.children(of: postmaster) { kill(child.pid, SIGSTOP) }
     }
 
     /// Lets a frozen server go on.
     public func thaw() {
         guard let postmaster = postmasterPID else { return }
-        for child in children(of: postmaster) { kill(child, SIGCONT) }
+        for child in ProcessTable.children(of: postmaster) { kill(child.pid, SIGCONT) }
         kill(postmaster, SIGCONT)
-    }
-
-    private func children(of parent: pid_t) -> [pid_t] {
-        ((try? FileManager.default.contentsOfDirectory(atPath: "/proc")) ?? []).compactMap { entry in
-            guard entry.allSatisfy(\.isNumber), let pid = pid_t(entry), Self.times(of: pid)?.parent == parent else { return nil }
-            return pid
-        }
-    }
-
-    /// A process's parent and CPU seconds (its own, and those of the children it reaped), from /proc.
-    private static func times(of pid: pid_t) -> (parent: pid_t, own: Double, reaped: Double)? {
-        guard let stat = try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8),
-              let fields = stat.split(separator: ")").last?.split(separator: " "), fields.count > 14 else { return nil }
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let value = { (index: Int) in (Double(fields[index]) ?? 0) / ticks }
-        return (pid_t(fields[1]) ?? 0, value(11) + value(12), value(13) + value(14))
     }
 
     /// The server's log.
