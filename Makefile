@@ -101,10 +101,11 @@ test-asan: test-deps ## The core, adapter and integration suites under the addre
 	$(SWIFT) build --build-tests --sanitize=address --scratch-path .build-asan
 	@# detect_leaks=0: the Swift runtime keeps its type-metadata caches for the life of the process by design,
 	@# which LeakSanitizer reports at exit; heap misuse (overflow, use after free) is what this run is for.
-	@# The sanitizers bring their own allocator, so the glibc arenas and mmap threshold that MallocTuningTests checks do not exist.
+	@# The sanitizers bring their own allocator, so the glibc arenas and mmap threshold that MallocTuningTests checks do not exist,
+	@# and their own handler of a crash, so no Swift backtracer writes the report that CrashReportTests checks.
 	ASAN_OPTIONS=detect_leaks=0:abort_on_error=1 \
 	HERALD_BINARY="$$($(SWIFT) build --sanitize=address --scratch-path .build-asan --show-bin-path)/herald" \
-	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip 'ScaffoldTests|MallocTuningTests' --filter '$(SANITIZED_SUITES)'
+	  $(SWIFT) test --skip-build --sanitize=address --scratch-path .build-asan --skip 'ScaffoldTests|MallocTuningTests|CrashReportTests' --filter '$(SANITIZED_SUITES)'
 
 test-tsan: test-deps ## The same suites under the thread sanitizer (not part of make test).
 	$(SWIFT) build --build-tests --sanitize=thread --scratch-path .build-tsan
@@ -115,7 +116,7 @@ test-tsan: test-deps ## The same suites under the thread sanitizer (not part of 
 	$(CLANG) -O2 -Wall -shared -fPIC -o .build-tsan/libtsan_mutex_handover.so Tests/Tools/tsan_mutex_handover.c -ldl
 	TSAN_OPTIONS=halt_on_error=1 LD_PRELOAD="$(CURDIR)/.build-tsan/libtsan_mutex_handover.so" \
 	HERALD_BINARY="$$($(SWIFT) build --sanitize=thread --scratch-path .build-tsan --show-bin-path)/herald" \
-	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip 'ScaffoldTests|killNineFiveTimes|MallocTuningTests' \
+	  $(SWIFT) test --skip-build --sanitize=thread --scratch-path .build-tsan --skip 'ScaffoldTests|killNineFiveTimes|MallocTuningTests|CrashReportTests' \
 	  --filter '$(SANITIZED_SUITES)'
 
 lint-docs: ## Check that every Markdown link inside the repository resolves and that nothing states history instead of the present.

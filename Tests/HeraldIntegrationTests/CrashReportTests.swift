@@ -11,20 +11,22 @@ import Glibc
 /// waits for Swift's backtracer to write the report first, or the report is lost and the backtracer left running.
 @Suite("A herald that crashes leaves its crash report")
 struct CrashReportTests {
-    @Test func aCrashedHeraldIsKilledOnlyOnceItsReportIsWritten() async throws {
+    @Test func aCrashedHeraldIsKilledAtTheEndOfItsTestOnlyOnceItsReportIsWritten() async throws {
         let fixture = try await GatewayFixture()
         let reports = fixture.directory.path("crash-reports")
-        try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
         // Reports of its own, so that this deliberate crash does not fail make test.
-        let herald = try HeraldProcess(configPath: fixture.configPath, logPath: fixture.directory.path("herald.log"),
-                                       environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,output-to=\(reports)"])
-        try await herald.waitUntilConnected()
-        // The runtime's handler takes a SIGSEGV from kill(2) as it takes a bad access.
-        herald.child.signal(SIGSEGV)
-        try await eventually("herald's backtracer to start") { herald.child.isWritingCrashReport || !herald.child.isRunning }
-        try await herald.child.kill9()
+        try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
+        let log = fixture.directory.path("herald.log")
+        do {
+            let herald = try HeraldProcess(configPath: fixture.configPath, logPath: log,
+                                           environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,output-to=\(reports)"])
+            try await herald.waitUntilConnected()
+            // The runtime's handler takes a SIGSEGV from kill(2) as it takes a bad access.
+            herald.child.signal(SIGSEGV)
+            try await eventually("herald's backtracer to start") { herald.child.isWritingCrashReport || !herald.child.isRunning }
+        }  // herald is released here, as at the end of a test, and killed if it still runs
         let written = try FileManager.default.contentsOfDirectory(atPath: reports)
-        #expect(written.count == 1 && written.allSatisfy { $0.hasPrefix("herald-") }, "reports: \(written)\n\(herald.child.output)")
+        #expect(written.count == 1 && written.allSatisfy { $0.hasPrefix("herald-") }, "reports: \(written)\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         let report = try written.first.map { try String(contentsOfFile: "\(reports)/\($0)", encoding: .utf8) } ?? ""
         #expect(report.contains("Program crashed"), "\(report.prefix(2_000))")
     }
