@@ -162,9 +162,16 @@ public final class PostgresCluster: Sendable {
     public var log: String { running.withLock { $0.output } }
 
     /// Stops the server itself (fast shutdown): the watchdog shell's process is killed outright when it is
-    /// released, so it cannot be relied on to stop a server that a test of its own started.
+    /// released, so it cannot be relied on to stop a server that a test of its own started. Waits until the
+    /// server has removed its pid file, its last act, so that the cluster's directory is removed after it and
+    /// not while the server still writes its files there (which left directories behind in /tmp).
     deinit {
-        if let postmaster = postmasterPID { kill(postmaster, SIGINT) }
+        if let postmaster = postmasterPID {
+            thaw()  // a frozen server would not take the signal
+            kill(postmaster, SIGINT)
+            let deadline = ContinuousClock.now + .seconds(10)
+            while postmasterPID != nil, kill(postmaster, 0) == 0, ContinuousClock.now < deadline { usleep(20_000) }
+        }
         running.withLock { $0.signal(SIGTERM) }
     }
 
