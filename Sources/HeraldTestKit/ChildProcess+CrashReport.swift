@@ -1,3 +1,4 @@
+import Dispatch
 import Foundation
 
 #if canImport(Glibc)
@@ -11,21 +12,26 @@ extension ChildProcess {
     static let backtracerName = "swift-backtrace"
 
     /// How long a backtracer may take to write its report before the process is killed all the same
-    /// (symbolicating a debug build of `herald` takes seconds).
+    /// (symbolicating a debug build of `herald` takes seconds, and far longer on busy cores).
     static let crashReportTimeout = Duration.seconds(120)
 
     /// Whether the process has crashed and its backtracer is writing the crash report.
-    public var isWritingCrashReport: Bool {
-        isRunning && ProcessTable.children(of: pid).contains { $0.name == Self.backtracerName }
+    public var isWritingCrashReport: Bool { isRunning && Self.isBacktracing(pid) }
+
+    static func isBacktracing(_ pid: pid_t) -> Bool {
+        ProcessTable.children(of: pid).contains { $0.name == backtracerName }
     }
 
-    /// Waits while the process's backtracer writes its crash report, so that a SIGKILL at the end of a test
-    /// does not lose the report (and leave the backtracer running, orphaned): the report is what fails
-    /// `make test` for a crash that no test noticed. Returns at once when the process has not crashed.
-    func awaitCrashReport() {
-        let deadline = ContinuousClock.now + Self.crashReportTimeout
-        while isWritingCrashReport, ContinuousClock.now < deadline {
-            usleep(20_000)
+    /// Kills `pid` once its backtracer has written the crash report, and reaps it, on a thread of its own:
+    /// a SIGKILL meanwhile would lose the report that fails `make test` (and leave the backtracer running),
+    /// and waiting on one of Swift's few cooperative threads would stall the tests beside it.
+    static func killAfterCrashReport(_ pid: pid_t) {
+        DispatchQueue(label: "herald-test-crash-report").async {
+            let deadline = ContinuousClock.now + crashReportTimeout
+            while isBacktracing(pid), ContinuousClock.now < deadline { usleep(20_000) }
+            kill(pid, SIGKILL)
+            var raw: Int32 = 0
+            waitpid(pid, &raw, 0)
         }
     }
 }

@@ -71,13 +71,15 @@ public final class ChildProcess: Sendable {
     /// The captured output so far.
     public var output: String { (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? "" }
 
-    /// Kills the process if it still runs, once a crash report it is writing is written.
+    /// Kills the process if it still runs; one that crashed is killed once its crash report is written.
     deinit {
-        if isRunning {
-            awaitCrashReport()
-            kill(pid, SIGKILL)
-            var raw: Int32 = 0
-            waitpid(pid, &raw, 0)
+        guard isRunning else { return }
+        if isWritingCrashReport {
+            Self.killAfterCrashReport(pid)
+            return
         }
+        kill(pid, SIGKILL)
+        var raw: Int32 = 0
+        waitpid(pid, &raw, 0)
     }
 }

@@ -162,17 +162,27 @@ public final class PostgresCluster: Sendable {
     public var log: String { running.withLock { $0.output } }
 
     /// Stops the server itself (fast shutdown): the watchdog shell's process is killed outright when it is
-    /// released, so it cannot be relied on to stop a server that a test of its own started. Waits until the
-    /// server has removed its pid file, its last act, so that the cluster's directory is removed after it and
-    /// not while the server still writes its files there (which left directories behind in /tmp).
+    /// released, so it cannot be relied on to stop a server that a test of its own started. The cluster's
+    /// directory is removed once the server has removed its pid file, its last act, and not while it still
+    /// writes its files there (which left a directory behind in /tmp); a thread of its own waits for that,
+    /// not one of Swift's few cooperative threads.
     deinit {
-        if let postmaster = postmasterPID {
-            thaw()  // a frozen server would not take the signal
-            kill(postmaster, SIGINT)
-            let deadline = ContinuousClock.now + .seconds(10)
-            while postmasterPID != nil, kill(postmaster, 0) == 0, ContinuousClock.now < deadline { usleep(20_000) }
+        let watchdog = running.withLock { $0 }
+        guard let postmaster = postmasterPID else {
+            watchdog.signal(SIGTERM)
+            return
         }
-        running.withLock { $0.signal(SIGTERM) }
+        thaw()  // a frozen server would not take the signal
+        kill(postmaster, SIGINT)
+        let directory = directory, pidFile = directory.path("data/postmaster.pid")
+        DispatchQueue(label: "herald-test-postgres-stop").async {
+            let deadline = ContinuousClock.now + .seconds(10)
+            while FileManager.default.fileExists(atPath: pidFile), kill(postmaster, 0) == 0, ContinuousClock.now < deadline {
+                usleep(20_000)
+            }
+            watchdog.signal(SIGTERM)
+            withExtendedLifetime(directory) {}  // removed when this block is released, after the server stopped
+        }
     }
 
     /// `pg_hba.conf` of a TLS cluster: on loopback only TLS; a database named ``certificateDatabase``

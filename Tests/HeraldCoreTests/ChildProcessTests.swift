@@ -40,6 +40,16 @@ struct ChildProcessTests {
         #expect(FileManager.default.fileExists(atPath: directory.path("report")), "killed before the report was written")
     }
 
+    @Test func releasingTheChildLetsTheBacktracerFinish() async throws {
+        let directory = try TemporaryDirectory()
+        do {
+            let child = try Self.crashingChild(in: directory)
+            try await eventually("the stand-in backtracer to start") { child.isWritingCrashReport }
+        }  // released here, as at the end of a test
+        FileManager.default.createFile(atPath: directory.path("release"), contents: nil)
+        try await eventually("the report to be written") { FileManager.default.fileExists(atPath: directory.path("report")) }
+    }
+
     /// Only a child named as Swift's backtracer counts: a process with another child is not crashing.
     @Test func anotherChildIsNoBacktracer() async throws {
         let directory = try TemporaryDirectory()

@@ -17,14 +17,20 @@ struct CrashReportTests {
         // Reports of its own, so that this deliberate crash does not fail make test.
         try FileManager.default.createDirectory(atPath: reports, withIntermediateDirectories: true)
         let log = fixture.directory.path("herald.log")
+        var pid: pid_t = 0
         do {
             let herald = try HeraldProcess(configPath: fixture.configPath, logPath: log,
                                            environment: ["SWIFT_BACKTRACE": "enable=yes,interactive=no,output-to=\(reports)"])
             try await herald.waitUntilConnected()
             // The runtime's handler takes a SIGSEGV from kill(2) as it takes a bad access.
+            pid = herald.child.pid
             herald.child.signal(SIGSEGV)
             try await eventually("herald's backtracer to start") { herald.child.isWritingCrashReport || !herald.child.isRunning }
         }  // herald is released here, as at the end of a test, and killed if it still runs
+        // Gone once its report is written (the test kit reaps it then); a kill before would lose the report.
+        try await eventually("the crashed herald to end", timeout: .seconds(180)) {
+            !FileManager.default.fileExists(atPath: "/proc/\(pid)")
+        }
         let written = try FileManager.default.contentsOfDirectory(atPath: reports)
         #expect(written.count == 1 && written.allSatisfy { $0.hasPrefix("herald-") }, "reports: \(written)\n\((try? String(contentsOfFile: log, encoding: .utf8)) ?? "")")
         let report = try written.first.map { try String(contentsOfFile: "\(reports)/\($0)", encoding: .utf8) } ?? ""
