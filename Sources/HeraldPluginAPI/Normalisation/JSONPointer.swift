@@ -24,6 +24,7 @@ public struct JSONPointer: Sendable, Hashable, CustomStringConvertible {
     /// `false` for text that is not a JSON pointer: it resolves to nothing.
     let isPointer: Bool
 
+    /// The pointer as written (``text``).
     public var description: String { text }
 }
 

@@ -57,10 +57,10 @@ public struct RESTSourceConfiguration: SourceConfiguration, Decodable {
         guard maxPagesPerPoll >= 1 else { throw ConfigurationError("must be at least 1", keyPath: "max_pages_per_poll") }
     }
 
-    /// Builds the source.
     /// One instance of a deployment consumes the upstream at a time (its cursor lives in the store).
     public var runsOncePerDeployment: Bool { true }
 
+    /// Builds the source.
     public func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter {
         RESTSource(name: name, configuration: self, tlsConfiguration: try tls.makeConfiguration(), readers: readers(name))
     }

@@ -84,10 +84,10 @@ public struct WebSocketSourceConfiguration: SourceConfiguration, Decodable {
         try mapping.validatePointers(keyPath: "mapping")
     }
 
-    /// Builds the source.
     /// One instance of a deployment consumes the upstream at a time (its cursor lives in the store).
     public var runsOncePerDeployment: Bool { true }
 
+    /// Builds the source.
     public func makeSource(name: String) throws(ConfigurationError) -> any SourceAdapter {
         WebSocketSource(name: name, configuration: self, tlsConfiguration: try tls.makeConfiguration(), normaliser: normaliser(name),
                         storesPosition: true)
