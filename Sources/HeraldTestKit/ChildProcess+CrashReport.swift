@@ -11,9 +11,10 @@ extension ChildProcess {
     /// report, then ends.
     static let backtracerName = "swift-backtrace"
 
-    /// How long a backtracer may take to write its report before the process is killed all the same
-    /// (symbolicating a debug build of `herald` takes seconds, and far longer on busy cores).
-    static let crashReportTimeout = Duration.seconds(120)
+    /// How long a backtracer may take to write its report before the process is killed all the same: a
+    /// debug build of `herald` takes it about 10 s on an idle machine, and more than two minutes on two
+    /// cores that the rest of the test run keeps busy.
+    static let crashReportTimeout = Duration.seconds(600)
 
     /// Whether the process has crashed and its backtracer is writing the crash report.
     public var isWritingCrashReport: Bool { isRunning && Self.isBacktracing(pid) }
