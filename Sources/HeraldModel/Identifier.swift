@@ -1,5 +1,11 @@
 /// A typed, string-backed identifier. `Kind` is a phantom type so a ``UserID`` can never be passed
 /// where a ``ChatID`` is expected.
+///
+/// Identifiers are opaque: two are the same exactly when their UTF-8 bytes are, and they sort by those
+/// bytes. That is how both stores compare them (SQLite's `BINARY` collation, PostgreSQL's `"C"`) and how
+/// an MQTT broker compares the topics and client identities they come from. `String`'s own equality
+/// would also join canonically equivalent spellings (a precomposed é and e + U+0301), which the stores
+/// and the broker keep apart.
 public struct Identifier<Kind: IdentifierKind>: RawRepresentable, Hashable, Comparable, Codable, Sendable,
     ExpressibleByStringLiteral, CustomStringConvertible
 {
@@ -24,11 +30,78 @@ public struct Identifier<Kind: IdentifierKind>: RawRepresentable, Hashable, Comp
         try container.encode(rawValue)
     }
 
-    /// Orders identifiers by their raw strings.
-    public static func < (lhs: Self, rhs: Self) -> Bool { lhs.rawValue < rhs.rawValue }
+    /// Whether the raw strings have the same UTF-8 bytes.
+    @inlinable
+    public static func == (lhs: Self, rhs: Self) -> Bool { RawIdentifier.equal(lhs.rawValue, rhs.rawValue) }
+
+    /// Hashes the raw string as `String` does. Identifiers with the same bytes are equal strings, so they
+    /// hash alike; canonically equivalent spellings also hash alike, and are then told apart by `==`.
+    @inlinable
+    public func hash(into hasher: inout Hasher) { hasher.combine(rawValue) }
+
+    /// Orders identifiers by their raw strings' UTF-8 bytes, as `ORDER BY` does in both stores.
+    @inlinable
+    public static func < (lhs: Self, rhs: Self) -> Bool { RawIdentifier.precedes(lhs.rawValue, rhs.rawValue) }
 
     /// The raw identifier.
     public var description: String { rawValue }
+}
+
+extension Identifier: CodingKeyRepresentable {
+    /// The raw identifier as a key: a dictionary keyed by identifiers codes as an object.
+    public var codingKey: any CodingKey { IdentifierCodingKey(stringValue: rawValue) }
+
+    /// Takes a key's string as the raw identifier.
+    public init?<Key: CodingKey>(codingKey: Key) { self.init(rawValue: codingKey.stringValue) }
+}
+
+/// Byte-wise equality and order of raw identifiers: not generic over the identifier's kind, so a call needs
+/// no type metadata, and inlinable, so other modules specialise it.
+@usableFromInline
+enum RawIdentifier {
+    @inlinable
+    static func equal(_ lhs: String, _ rhs: String) -> Bool {
+        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        let same = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in
+                left.baseAddress == right.baseAddress || sameBytes(left, right)
+            }
+        }
+        return (same ?? nil) ?? lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    /// Whether two buffers of one length hold the same bytes, compared eight at a time.
+    @inlinable
+    static func sameBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Bool {
+        let left = UnsafeRawBufferPointer(lhs), right = UnsafeRawBufferPointer(rhs)
+        var offset = 0
+        while offset + 8 <= left.count {
+            guard left.loadUnaligned(fromByteOffset: offset, as: UInt64.self)
+                == right.loadUnaligned(fromByteOffset: offset, as: UInt64.self) else { return false }
+            offset += 8
+        }
+        while offset < left.count {
+            guard left[offset] == right[offset] else { return false }
+            offset += 1
+        }
+        return true
+    }
+
+    @inlinable
+    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
+        let order = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in left.lexicographicallyPrecedes(right) }
+        }
+        return (order ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
+    }
+}
+
+/// The coding key of an identifier used as a dictionary key.
+private struct IdentifierCodingKey: CodingKey {
+    let stringValue: String
+    var intValue: Int? { nil }
+    init(stringValue: String) { self.stringValue = stringValue }
+    init?(intValue: Int) { nil }
 }
 
 /// Marks the phantom types that distinguish identifier kinds.

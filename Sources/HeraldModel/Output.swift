@@ -121,10 +121,10 @@ public struct BadgeUpdate: Hashable, Codable, Sendable {
     /// The total number of unread messages.
     public var unread: Int
     /// Unread messages per chat.
-    public var chats: [String: Int]
+    public var chats: [ChatID: Int]
 
     /// Creates the value.
-    public init(recipient: UserID, unread: Int, chats: [String: Int]) {
+    public init(recipient: UserID, unread: Int, chats: [ChatID: Int]) {
         self.recipient = recipient
         self.unread = unread
         self.chats = chats

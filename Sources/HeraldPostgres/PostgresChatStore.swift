@@ -122,7 +122,7 @@ public final class PostgresChatStore: ChatStore {
         try read { session in
             for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE user_id = ANY(\(names)) AND unread <> 0") {
                 let (user, chat, count) = try row.decode((String, String, Int).self)
-                badges[UserID(user)]?.chats[chat] = count
+                badges[UserID(user)]?.chats[ChatID(chat)] = count
                 badges[UserID(user)]?.unread += count
             }
         }

@@ -43,7 +43,7 @@ struct OutputWireFormatTests {
                 sentAt: Timestamp(milliseconds: Int64.max)))),
             .readReceipt(ReadReceipt(recipient: user, chat: ChatID(text + "c"), upTo: MessageID(text + "m"), reader: UserID(text + "r"),
                                      readAt: Timestamp(milliseconds: Int64.min))),
-            .badge(BadgeUpdate(recipient: user, unread: Int.min, chats: [text: Int.max, text + "x": 0])),
+            .badge(BadgeUpdate(recipient: user, unread: Int.min, chats: [ChatID(text): Int.max, ChatID(text + "x"): 0])),
         ]
     }
 

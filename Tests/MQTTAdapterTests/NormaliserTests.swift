@@ -73,6 +73,9 @@ struct NormaliserTests {
         ("chats/c1/messages", #"{"id":"m1","from":"a","body":"x","sent_at":"1012-11-22T10:00:00Z"}"#, .invalidField),
         ("chats/c1/messages", #"{"id":"m1","from":"a","body":"x","sent_at":1e400}"#, .malformedJSON),
         ("chats/c1/messages", #"{"id":"m1","chat":"c2","from":"a","body":"x","sent_at":1}"#, .identityMismatch),
+        // The topic's chat or user spelled otherwise (a precomposed é against e + a combining accent) is someone else.
+        ("chats/caf\u{E9}/messages", #"{"id":"m1","chat":"cafe\u0301","from":"a","body":"x","sent_at":1}"#, .identityMismatch),
+        ("users/r\u{E9}my/read", #"{"chat":"c1","up_to":"m1","user":"re\u0301my"}"#, .identityMismatch),
         ("users/bob/read", #"{"chat":"c1"}"#, .missingField),
         ("users/bob/presence", #"{"chat":"c1","state":"away"}"#, .invalidField),
         ("chats/c1/created", #"{"members":[]}"#, .missingField),

@@ -174,8 +174,8 @@ struct ChatModel {
 
     /// A user's badge as the model stands.
     func badge(for user: UserID) -> BadgeUpdate {
-        var chats: [String: Int] = [:]
-        for (chat, count) in currentUnread[user] ?? [:] where count != 0 { chats[chat.rawValue] = count }
+        var chats: [ChatID: Int] = [:]
+        for (chat, count) in currentUnread[user] ?? [:] where count != 0 { chats[chat] = count }
         return BadgeUpdate(recipient: user, unread: unreadTotal(of: user), chats: chats)
     }
 

@@ -15,7 +15,7 @@ public struct MessageKey: Hashable, Comparable, Sendable {
 
     /// Chat order.
     public static func < (lhs: Self, rhs: Self) -> Bool {
-        (lhs.sentAt, lhs.id.rawValue) < (rhs.sentAt, rhs.id.rawValue)
+        (lhs.sentAt, lhs.id) < (rhs.sentAt, rhs.id)
     }
 }
 

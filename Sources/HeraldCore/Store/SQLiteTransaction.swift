@@ -171,12 +171,12 @@ struct SQLiteTransaction: ChatTransaction {
 
     /// A user's badge from the stored counters.
     static func badge(for user: UserID, in db: Database) throws -> BadgeUpdate {
-        var chats: [String: Int] = [:]
+        var chats: [ChatID: Int] = [:]
         var total = 0
         let rows = try Row.fetchCursor(db.cachedStatement(sql: "SELECT chat, count FROM unread WHERE user = ?"), arguments: [user.rawValue])
         while let row = try rows.next() {
             let count: Int = row[1]
-            chats[row[0]] = count
+            chats[ChatID(rawValue: row[0])] = count
             total += count
         }
         return BadgeUpdate(recipient: user, unread: total, chats: chats)

@@ -153,7 +153,7 @@ public struct EventPayloadDecoder: Sendable {
             throw Rejection(.identityMismatch, "client events need the acting user from the topic; none is bound")
         }
         let pointer = reader.pointers[.user]
-        if let claimed = reader.value(.user), claimed != .string(bound.rawValue) {
+        if let claimed = reader.value(.user), !PayloadReader.names(claimed, bound.rawValue) {
             throw Rejection(.identityMismatch, "payload names user \(claimed.shortText) at \(pointer) but the topic is for \"\(bound)\"")
         }
         return bound

@@ -55,10 +55,17 @@ struct PayloadReader {
     /// An identifier the topic may already bind. With a binding, the payload may repeat it but not differ.
     func boundIdentifier(_ field: PayloadField, bound: String?) throws(Rejection) -> String {
         guard let bound else { return try identifier(field) }
-        if let claimed = value(field), claimed != .string(bound) {
+        if let claimed = value(field), !Self.names(claimed, bound) {
             throw Rejection(.identityMismatch, "payload names \(field.name) \(claimed.shortText) but the topic says \"\(bound)\"")
         }
         return bound
+    }
+
+    /// Whether a payload's value names the identifier `bound`: the same string byte for byte, as identifiers
+    /// compare (see `Identifier`); the same name spelled otherwise is someone else.
+    static func names(_ claimed: JSONValue, _ bound: String) -> Bool {
+        guard case .string(let text) = claimed else { return false }
+        return text.utf8.elementsEqual(bound.utf8)
     }
 
     func optionalIdentifiers(_ field: PayloadField) throws(Rejection) -> [String]? {

@@ -6,8 +6,8 @@ protocol JSONFields {
     mutating func field<I: FixedWidthInteger>(_ name: StaticString, _ value: I)
     /// An array of strings.
     mutating func field(_ name: StaticString, _ values: [String])
-    /// An object of counts, its keys sorted.
-    mutating func field(_ name: StaticString, _ counts: [String: Int])
+    /// An object of counts by chat, its keys sorted.
+    mutating func field(_ name: StaticString, _ counts: [ChatID: Int])
 }
 
 /// A JSON object that names its fields through ``JSONFields``, so it can be measured and then written.
@@ -58,9 +58,9 @@ struct JSONSizeBound: JSONFields {
         for value in values { bytes += Self.string(value) + 1 }
     }
 
-    mutating func field(_ name: StaticString, _ counts: [String: Int]) {
+    mutating func field(_ name: StaticString, _ counts: [ChatID: Int]) {
         bytes += Self.key(name) + 2
-        for (key, _) in counts { bytes += Self.string(key) + 2 + Self.integer }
+        for (key, _) in counts { bytes += Self.string(key.rawValue) + 2 + Self.integer }
     }
 
     /// The comma, the quotes and the colon around a name.
@@ -105,12 +105,12 @@ struct JSONObjectWriter: JSONFields {
         write(UInt8(ascii: "]"))
     }
 
-    mutating func field(_ name: StaticString, _ counts: [String: Int]) {
+    mutating func field(_ name: StaticString, _ counts: [ChatID: Int]) {
         key(name)
         write(UInt8(ascii: "{"))
         for (index, (key, count)) in counts.sorted(by: { $0.key < $1.key }).enumerated() {
             if index > 0 { write(UInt8(ascii: ",")) }
-            write(string: key)
+            write(string: key.rawValue)
             write(UInt8(ascii: ":"))
             JSONText.digits(of: count) { write($0) }
         }

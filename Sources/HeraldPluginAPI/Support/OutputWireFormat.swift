@@ -47,7 +47,7 @@ public enum OutputWireFormat {
 
     private struct BadgeWire: Decodable {
         var unread: Int
-        var chats: [String: Int]
+        var chats: [ChatID: Int]
     }
 
     private struct LiveMessageWire: Decodable {
