@@ -113,13 +113,9 @@ struct ProcessStats {
     }
 
     init(pid: Int32) {
-        let stat = (try? String(contentsOfFile: "/proc/\(pid)/stat", encoding: .utf8)) ?? ""
-        let fields = stat.split(separator: ")").last?.split(separator: " ") ?? []
-        let ticks = Double(sysconf(Int32(_SC_CLK_TCK)))
-        let user = fields.count > 12 ? Double(fields[11]) ?? 0 : 0
-        let system = fields.count > 12 ? Double(fields[12]) ?? 0 : 0
-        cpuSeconds = (user + system) / ticks
-        systemSeconds = system / ticks
+        let entry = ProcessTable.entry(pid)
+        cpuSeconds = entry?.ownSeconds ?? 0
+        systemSeconds = entry?.systemSeconds ?? 0
         let status = (try? String(contentsOfFile: "/proc/\(pid)/status", encoding: .utf8)) ?? ""
         let hwm = status.split(separator: "\n").first { $0.hasPrefix("VmHWM:") }?.split(separator: " ").dropFirst().first
         peakRSSMiB = (hwm.flatMap { Double($0) } ?? 0) / 1024
