@@ -13,6 +13,19 @@ public final class TemporaryDirectory: Sendable {
 
     deinit { try? FileManager.default.removeItem(at: url) }
 
+    /// Removes the directory once the process `pid` (this one by default) has exited, for a directory that a
+    /// `static` holds: a process's exit runs no deinit. A shell of its own waits for the process to end,
+    /// then removes the directory.
+    public func removeAfterExit(of pid: pid_t = getpid()) throws {
+        let watchdog = Process()
+        watchdog.executableURL = URL(fileURLWithPath: "/bin/sh")
+        watchdog.arguments = ["-c", "while kill -0 \(pid) 2>/dev/null; do sleep 0.5; done; rm -rf \"$0\"", url.path]
+        watchdog.standardInput = FileHandle.nullDevice
+        watchdog.standardOutput = FileHandle.nullDevice
+        watchdog.standardError = FileHandle.nullDevice
+        try watchdog.run()
+    }
+
     /// A path inside the directory.
     public func path(_ name: String) -> String { url.appendingPathComponent(name).path }
 

@@ -20,6 +20,7 @@ struct PostgresTLSTests {
 
         init() async throws {
             directory = try TemporaryDirectory(prefix: "herald-postgres-tls")
+            try directory.removeAfterExit()
             certificates = try await TestCertificates(in: directory)
             cluster = try await PostgresCluster(tls: certificates)
             try await cluster.psql(database: "postgres", "CREATE DATABASE \(PostgresCluster.certificateDatabase)")
