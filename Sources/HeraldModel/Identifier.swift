@@ -59,6 +59,7 @@ extension Identifier: CodingKeyRepresentable {
 /// no type metadata, and inlinable, so other modules specialise it.
 @usableFromInline
 enum RawIdentifier {
+    /// Whether two raw identifiers have the same UTF-8 bytes (the same storage has).
     @inlinable
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
         guard lhs.utf8.count == rhs.utf8.count else { return false }
@@ -87,6 +88,7 @@ enum RawIdentifier {
         return true
     }
 
+    /// Whether `lhs`'s UTF-8 bytes sort before `rhs`'s.
     @inlinable
     static func precedes(_ lhs: String, _ rhs: String) -> Bool {
         let order = lhs.utf8.withContiguousStorageIfAvailable { left in

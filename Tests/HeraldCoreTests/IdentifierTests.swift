@@ -1,5 +1,6 @@
 import Foundation
 import HeraldPluginAPI
+import HeraldTestKit
 import Testing
 
 @Suite("Identifiers")
@@ -28,9 +29,9 @@ struct IdentifierTests {
         }
     }
 
-    @Test("identifiers sort by their UTF-8 bytes, as ORDER BY does in both stores")
-    func orderFollowsTheBytes() throws {
-        var random = SystemRandomNumberGenerator()
+    @Test("identifiers sort by their UTF-8 bytes, as ORDER BY does in both stores", arguments: [1, 2, 3] as [UInt64])
+    func orderFollowsTheBytes(seed: UInt64) throws {
+        var random = SplitMix64(seed: seed)
         let alphabet: [String] = ["a", "b", "K", "\u{212A}", "e", "\u{E9}", "\u{301}", "\u{FFFD}", "\u{1F600}", "-", "0"]
         var identifiers = Self.equivalentSpellings.flatMap { [UserID($0.0), UserID($0.1)] }
         for _ in 0..<100 {
