@@ -59,7 +59,7 @@ extension Identifier: CodingKeyRepresentable {
 /// no type metadata, and inlinable, so other modules specialise it.
 @usableFromInline
 enum RawIdentifier {
-    /// Whether two raw identifiers have the same UTF-8 bytes (the same storage has).
+    /// Whether two raw identifiers have the same UTF-8 bytes (at once when they share their storage).
     @inlinable
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
         guard lhs.utf8.count == rhs.utf8.count else { return false }

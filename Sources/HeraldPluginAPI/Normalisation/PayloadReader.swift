@@ -61,11 +61,11 @@ struct PayloadReader {
         return bound
     }
 
-    /// Whether a payload's value names the identifier `bound`: the same string byte for byte, as identifiers
-    /// compare (see `Identifier`); the same name spelled otherwise is someone else.
+    /// Whether a payload's value names the identifier `bound`, compared as identifiers are (byte for byte,
+    /// see `Identifier`): the same name spelled otherwise is someone else.
     static func names(_ claimed: JSONValue, _ bound: String) -> Bool {
         guard case .string(let text) = claimed else { return false }
-        return text.utf8.elementsEqual(bound.utf8)
+        return UserID(text) == UserID(bound)
     }
 
     func optionalIdentifiers(_ field: PayloadField) throws(Rejection) -> [String]? {
