@@ -25,7 +25,7 @@ public enum HTTPIngestAdapters {
             AdapterOption("max_in_flight", .integer, default: "64", "Requests handled at once; more are answered 429 with Retry-After"),
             AdapterOption("max_payload_bytes", .integer, default: "65536", "Largest single event; larger is dead-lettered (oversize)"),
             AdapterOption("max_batch", .integer, default: "5000", "Most records in one commit (concurrent requests share commits)"),
-            AdapterOption("idle_timeout_s", .number, default: "30", "Seconds a body may take to arrive (408); an idle connection is closed a second later"),
+            AdapterOption("idle_timeout_s", .number, default: "30", "Seconds a body may take to arrive (408); an idle connection is closed five seconds later"),
             AdapterOption("kind", .choice(PayloadKind.allCases.map(\.rawValue)), default: "auto", "What the events are"),
             .timeFormat,
             .fieldMapping,

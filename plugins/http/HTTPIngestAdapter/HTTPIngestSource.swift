@@ -50,9 +50,9 @@ public struct HTTPIngestSource: SourceAdapter {
         router.post(RouterPath(configuration.path)) { request, requestContext in
             await endpoint.handle(request, context: requestContext)
         }
-        // The connection may idle a second longer than a body may take, so a stalled body is answered 408
-        // before the connection is dropped.
-        let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeoutSeconds * 1000) + 1000)
+        // The connection may idle five seconds longer than a body may take, so a stalled body is answered 408
+        // before the connection is dropped, even on a loaded machine where the 408 is written late.
+        let idle = TimeAmount.milliseconds(Int64(configuration.idleTimeoutSeconds * 1000) + 5000)
         let http1 = HTTPServerBuilder.http1(configuration: .init(idleTimeout: idle))
         let server = try tlsConfiguration.map { try HTTPServerBuilder.tls(http1, tlsConfiguration: $0) } ?? http1
         let logger = context.logger
