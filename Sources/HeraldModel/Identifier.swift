@@ -62,13 +62,29 @@ enum RawIdentifier {
     /// Whether two raw identifiers have the same UTF-8 bytes (at once when they share their storage).
     @inlinable
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
-        guard lhs.utf8.count == rhs.utf8.count else { return false }
+        if sameRepresentation(lhs, rhs) { return true }
+        // Strings with the same bytes are equal strings: `String`'s inequality (quick for two distinct
+        // identifiers) is a sure "different", and only its "equal" needs the bytes checked.
+        guard lhs == rhs, lhs.utf8.count == rhs.utf8.count else { return false }
         let same = lhs.utf8.withContiguousStorageIfAvailable { left in
             rhs.utf8.withContiguousStorageIfAvailable { right in
                 left.baseAddress == right.baseAddress || sameBytes(left, right)
             }
         }
         return (same ?? nil) ?? lhs.utf8.elementsEqual(rhs.utf8)
+    }
+
+    /// Whether two strings are the same value bit for bit: the same storage, or the same bytes held inline
+    /// (as `String`'s own equality checks first). Different bits may still hold the same bytes.
+    @inlinable
+    static func sameRepresentation(_ lhs: String, _ rhs: String) -> Bool {
+        withUnsafeBytes(of: lhs) { left in
+            withUnsafeBytes(of: rhs) { right in
+                guard left.count == 16 else { return false }
+                return left.loadUnaligned(as: UInt64.self) == right.loadUnaligned(as: UInt64.self)
+                    && left.loadUnaligned(fromByteOffset: 8, as: UInt64.self) == right.loadUnaligned(fromByteOffset: 8, as: UInt64.self)
+            }
+        }
     }
 
     /// Whether two buffers of one length hold the same bytes, compared eight at a time.
