@@ -127,7 +127,7 @@ struct HTTPSourceTests {
         #expect(try world.store().containsMessage(chat: ChatID("c1"), id: MessageID("slow")))
     }
 
-    @Test func aBodyThatStallsIsAnswered408AndNothingOfItIsStored() async throws {
+    @Test func aStalledBodyIsAnswered408AndStoresNothingAndAnIdleConnectionIsClosed() async throws {
         let world = try HTTPIngestWorld(sourceOptions: "tokens: [secret-token]\nidle_timeout_s: 1")
         let herald = try await world.start()
         defer { herald.child.signal(SIGKILL) }
@@ -137,6 +137,25 @@ struct HTTPSourceTests {
         #expect(answer.hasPrefix("HTTP/1.1 408"), "\(answer)")
         #expect(try world.store().containsMessage(chat: ChatID("c1"), id: MessageID("stalled")) == false)
         #expect(try await world.post(httpMessage("m1")).status == 202, "the server goes on")
+        // A connection that never sends a request is not held forever: the server closes it (a few seconds
+        // after `idle_timeout_s`). A server that kept it would fail this after the 60-second receive timeout.
+        let idle = try Loopback.connectAndSend(port: world.port, request: "")
+        defer { close(idle) }
+        #expect(await Self.closedByServer(idle, waitingAtMost: 60), "the idle connection is still open")
+    }
+
+    /// Waits for the server to close a connection that sends nothing: `true` when it did (end of stream or
+    /// reset), `false` when `seconds` passed first or data arrived.
+    static func closedByServer(_ descriptor: Int32, waitingAtMost seconds: Int) async -> Bool {
+        var timeout = timeval(tv_sec: seconds, tv_usec: 0)
+        setsockopt(descriptor, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
+        return await withCheckedContinuation { continuation in
+            Thread.detachNewThread {
+                var byte: UInt8 = 0
+                let count = recv(descriptor, &byte, 1, 0)
+                continuation.resume(returning: count == 0 || (count < 0 && errno == ECONNRESET))
+            }
+        }
     }
 
     @Test func signedRequestsAreAcceptedAndStaleOrForgedOnesRefused() async throws {
