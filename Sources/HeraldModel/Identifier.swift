@@ -59,7 +59,7 @@ extension Identifier: CodingKeyRepresentable {
 /// no type metadata, and inlinable, so other modules specialise it.
 @usableFromInline
 enum RawIdentifier {
-    /// Whether two raw identifiers have the same UTF-8 bytes (at once when they share their storage).
+    /// Whether two raw identifiers have the same UTF-8 bytes (at once when they share a representation).
     @inlinable
     static func equal(_ lhs: String, _ rhs: String) -> Bool {
         if sameRepresentation(lhs, rhs) { return true }
@@ -67,9 +67,7 @@ enum RawIdentifier {
         // identifiers) is a sure "different", and only its "equal" needs the bytes checked.
         guard lhs == rhs, lhs.utf8.count == rhs.utf8.count else { return false }
         let same = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in
-                left.baseAddress == right.baseAddress || sameBytes(left, right)
-            }
+            rhs.utf8.withContiguousStorageIfAvailable { right in sameBytes(left, right) }
         }
         return (same ?? nil) ?? lhs.utf8.elementsEqual(rhs.utf8)
     }
