@@ -63,22 +63,3 @@ public struct MQTTSource: SourceAdapter {
         context.logger.info("MQTT source stopped.")
     }
 }
-
-/// The records of the burst being read; touched only on the loop thread.
-final class BatchBuffer: @unchecked Sendable {
-    var records: [SourceRecord] = []
-    private let capacity: Int
-
-    init(capacity: Int) {
-        self.capacity = capacity
-        records.reserveCapacity(capacity)
-    }
-
-    /// Hands over the records read so far and starts an empty burst.
-    func take() -> [SourceRecord] {
-        var taken: [SourceRecord] = []
-        taken.reserveCapacity(capacity)
-        swap(&taken, &records)
-        return taken
-    }
-}
