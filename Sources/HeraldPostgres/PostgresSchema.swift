@@ -102,6 +102,8 @@ enum PostgresSchema {
          PostgresReadFunctions.keyLookups),
         (9, "herald_write_batch inserts the messages the slice found new without a conflict check: the chat locks keep them new",
          [PostgresWriteFunction.definition(outbox: .packs, messages: .checkedBySlice)] + PostgresReadFunctions.writeSettings),
+        (10, "a commit's functions plan each statement once per connection, not at every small commit",
+         PostgresReadFunctions.genericPlans),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

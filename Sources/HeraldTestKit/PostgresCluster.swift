@@ -31,7 +31,9 @@ public final class PostgresCluster: Sendable {
     /// speaks TLS 1.2 or newer with `tls`'s server certificate (for `localhost`) and trusts its CA for
     /// client certificates; see ``tlsAccessRules`` for who may connect how. With `standbyOf`, the new
     /// cluster is a streaming standby of that one (a base backup of it, read-only until ``promote()``).
-    public init(durable: Bool = false, icuLocale: String? = nil, tls: TestCertificates? = nil, standbyOf primary: PostgresCluster? = nil) async throws {
+    /// `settings` are more server settings (`-c NAME=VALUE`), for example to load an extension.
+    public init(durable: Bool = false, icuLocale: String? = nil, tls: TestCertificates? = nil, standbyOf primary: PostgresCluster? = nil,
+                settings extra: [(name: String, value: String)] = []) async throws {
         self.icuLocale = icuLocale
         let binaries = try Self.binaries()
         directory = try TemporaryDirectory(prefix: "herald-postgres")
@@ -50,6 +52,7 @@ public final class PostgresCluster: Sendable {
             + (durable ? [] : ["-c", "fsync=off", "-c", "synchronous_commit=off", "-c", "full_page_writes=off",
                                // Checkpoints cost little without fsync; fewer kept WAL files keep a test cluster small.
                                "-c", "max_wal_size=256MB", "-c", "min_wal_size=32MB"])
+            + extra.flatMap { ["-c", "\($0.name)=\($0.value)"] }
         let tlsSettings = if let tls { try await Self.installTLS(tls, data: data, chown: !runAs.isEmpty) } else { [String]() }
         let command = (runAs + ["\(binaries)/postgres", "-D", data] + settings + tlsSettings).map(Self.quoted).joined(separator: " ")
         // The watchdog: the server runs as a child of this shell, which stops it (fast shutdown) once

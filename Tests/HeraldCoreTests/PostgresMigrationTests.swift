@@ -64,7 +64,7 @@ struct PostgresMigrationTests {
 
     /// A migration that defines a commit's function anew gives it its planner settings again (`CREATE OR
     /// REPLACE FUNCTION` drops them): in a new store the three functions read by key, priced as on an SSD,
-    /// and the write inserts the messages the slice found new with no conflict check (migration 9).
+    /// with generic plans (migration 10), and the write inserts the messages the slice found new with no conflict check (migration 9).
     @Test func theCommitFunctionsKeepTheirSettingsAndTheWriteChecksNoConflicts() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
@@ -75,7 +75,7 @@ struct PostgresMigrationTests {
             WHERE proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch') ORDER BY proname
             """).split(separator: "\n").map(String.init)
         #expect(settings == ["herald_load_counters", "herald_load_slice", "herald_write_batch"].map {
-            "\($0) enable_seqscan=off,random_page_cost=\(PostgresReadFunctions.pageCost)"
+            "\($0) enable_seqscan=off,plan_cache_mode=force_generic_plan,random_page_cost=\(PostgresReadFunctions.pageCost)"
         })
         let body = try await cluster.psql(database: database, "SELECT prosrc FROM pg_proc WHERE proname = 'herald_write_batch'")
         #expect(body.contains("INSERT INTO messages") && !body.contains("ON CONFLICT (chat, id)"))

@@ -46,8 +46,15 @@ struct RouterHarness: Sendable {
 
     init(_ backend: StoreBackend = .sqlite, policy: RouterPolicy = RouterPolicy(),
          metrics: any MetricsFactory = NOOPMetricsHandler.instance) async throws {
-        directory = try TemporaryDirectory()
-        store = try await backend.makeStore(in: directory)
+        let directory = try TemporaryDirectory()
+        try self.init(store: await backend.makeStore(in: directory), in: directory, policy: policy, metrics: metrics)
+    }
+
+    /// A router over `store`, which the caller made (in `directory`, if it keeps files).
+    init(store: any ChatStoreInspection, in directory: TemporaryDirectory, policy: RouterPolicy = RouterPolicy(),
+         metrics: any MetricsFactory = NOOPMetricsHandler.instance) throws {
+        self.directory = directory
+        self.store = store
         router = EventRouter(store: store, policy: policy,
                              routing: OutputRouting(sinkAccepts: [("sink", Set(OutputKind.allCases))]), clock: clock,
                              metrics: RouterMetrics(factory: metrics), signal: OutboxSignal(),
