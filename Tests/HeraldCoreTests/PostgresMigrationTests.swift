@@ -64,7 +64,8 @@ struct PostgresMigrationTests {
 
     /// A migration that defines a commit's function anew gives it its planner settings again (`CREATE OR
     /// REPLACE FUNCTION` drops them): in a new store the three functions read by key, priced as on an SSD,
-    /// with generic plans (migration 10), and the write inserts the messages the slice found new with no conflict check (migration 9).
+    /// with generic plans (migration 10), and the write inserts the messages the slice found new with no
+    /// conflict check (migration 9).
     @Test func theCommitFunctionsKeepTheirSettingsAndTheWriteChecksNoConflicts() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()

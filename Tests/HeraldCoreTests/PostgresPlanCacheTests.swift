@@ -11,7 +11,8 @@ import Testing
 @Suite("PostgreSQL store: a commit's plans are kept")
 struct PostgresPlanCacheTests {
     /// Counted by `pg_stat_statements` on a cluster of the test's own, which loads it: over 60 commits
-    /// of one message and one of 400, every statement the functions run at each commit was planned at
+    /// of one message (20 of them with a read) and one of 400, every statement the functions run at each
+    /// commit was planned at
     /// most a few times (once per connection, and again after an invalidation such as autovacuum's
     /// `ANALYZE`), not at every commit.
     @Test func aCommitsStatementsArePlannedOncePerConnectionWhateverTheBatchSize() async throws {
