@@ -13,7 +13,7 @@ extension PostgresChatStore {
         bindings.append(cursor.pack)
         bindings.append(cursor.position + 1)
         bindings.append(limit)
-        let query = PostgresQuery(unsafeSQL: Self.pendingOutputsSQL, binds: bindings)
+        let query = PostgresQuery(unsafeSQL: "SELECT * FROM herald_pending_outputs($1, $2, $3, $4)", binds: bindings)
         return try read { session in
             var envelopes: [OutboxEnvelope] = []
             for row in try session.query(query) {
@@ -35,10 +35,12 @@ extension PostgresChatStore {
         }
     }
 
-    /// A sink's packs with outputs after a sequence, oldest first, as many as hold `limit` of them ($1 sink,
+    /// A sink's packs with outputs after a sequence, oldest first, as many as hold `limit` of them, read by
+    /// `herald_pending_outputs` (``PostgresReadFunctions/deliveryReads``, whose parameters these are: $1 sink,
     /// $2 and $3 the pack and the place in it where the outputs start, $4 limit): a range of the key,
     /// (sink, seq). `first` is the first output of a pack to deliver; the packs past the first `limit`
-    /// outputs are left out before their entries are read.
+    /// outputs are left out before their entries are read. The function holds a copy made when a migration
+    /// defined it: a change here needs a migration that defines it anew.
     static let pendingOutputsSQL = """
         SELECT seq, created_at, delivered, attempts, first, entries FROM (
             SELECT *, sum(outputs - first) OVER (ORDER BY seq) - (outputs - first) AS before FROM (

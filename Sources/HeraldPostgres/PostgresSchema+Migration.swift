@@ -113,7 +113,7 @@ extension PostgresSchema {
                     SELECT pg_get_serial_sequence(k.t, k.c) AS s FROM unnest(ARRAY['messages', 'outbox_packs', 'dead_letters'], ARRAY['seq', 'seq', 'id']) AS k(t, c)) AS q
                     WHERE NOT has_sequence_privilege(s, 'USAGE')
                 UNION ALL SELECT p.proname || '()', 'EXECUTE' FROM pg_proc p
-                    WHERE p.proname IN ('herald_load_slice', 'herald_load_counters', 'herald_write_batch')
+                    WHERE p.proname = ANY(\(PostgresReadFunctions.gatewayFunctions)::text[])
                     AND pg_function_is_visible(p.oid) AND NOT has_function_privilege(p.oid, 'EXECUTE')),
             per_object AS (
                 SELECT object, string_agg(privilege, ', ' ORDER BY array_position(ARRAY['SELECT', 'INSERT', 'UPDATE', 'DELETE'], privilege)) AS privileges

@@ -104,6 +104,8 @@ enum PostgresSchema {
          [PostgresWriteFunction.definition(outbox: .packs, messages: .checkedBySlice)] + PostgresReadFunctions.writeSettings),
         (10, "a commit's functions plan each statement once per connection, not at every small commit",
          PostgresReadFunctions.genericPlans),
+        (11, "a dispatcher's read of the outbox plans once per connection, in a function",
+         PostgresReadFunctions.deliveryReads),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches
