@@ -204,7 +204,8 @@ struct PostgresStoreTests {
     }
 
     /// While one sink is down its packs pile up; another sink's reads must not pass over them, whatever
-    /// plan the server caches for the statement (a generic plan knows no sink).
+    /// plan the server caches for the statement (a generic plan knows no sink). The statement is prepared
+    /// as `herald_pending_outputs` holds it: its parameter types, and the generic plan it always uses.
     @Test func aSinksOutboxReadSearchesOnlyItsOwnEntries() async throws {
         let (cluster, database) = try await Self.analysedOutbox("""
             INSERT INTO outbox_packs (sink, created_at, outputs, entries)
@@ -213,7 +214,7 @@ struct PostgresStoreTests {
             """)
         let plan = try await cluster.psql(database: database, """
             SET plan_cache_mode = force_generic_plan;
-            PREPARE pending(text, bigint, integer, bigint) AS \(PostgresChatStore.pendingOutputsSQL);
+            PREPARE pending(text, bigint, bigint, bigint) AS \(PostgresChatStore.pendingOutputsSQL);
             EXPLAIN EXECUTE pending('push', 0, 1, 256);
             """)
         #expect(plan.contains("Index Scan using outbox_packs_pkey"), "plan: \(plan)")
