@@ -195,7 +195,12 @@ extension NewMessage {
     /// (``ChatTransaction/storeMessagesAhead(_:)``): nothing when the two lists agree, as they do when the
     /// router planned them; otherwise each message whose (chat, id) did not go ahead.
     public static func remaining(_ messages: [NewMessage], after stored: [NewMessage]) -> [NewMessage] {
-        guard messages != stored else { return [] }
+        // The lists agree when each message has the same (chat, id) as its peer: compared in place, without
+        // a copy of either.
+        let agree = messages.count == stored.count && messages.indices.allSatisfy { index in
+            messages[index].message.chat == stored[index].message.chat && messages[index].message.id == stored[index].message.id
+        }
+        guard !agree else { return [] }
         let refs = Set(stored.map { MessageRef(chat: $0.message.chat, id: $0.message.id) })
         return messages.filter { !refs.contains(MessageRef(chat: $0.message.chat, id: $0.message.id)) }
     }

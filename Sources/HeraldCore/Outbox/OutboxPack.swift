@@ -47,10 +47,10 @@ public struct OutboxPack: Sendable {
 
     /// The most bytes the pack's entries take (each output's document at its longest).
     public func entriesSizeBound(of rows: [OutboxRow]) -> Int {
+        // The rows' fields are read in place: a row bound to a name is copied, every string in it retained.
         self.rows.reduce(0) { total, index in
-            let row = rows[index]
-            return total + 12 + row.recipient.rawValue.utf8.count + row.kind.rawValue.utf8.count
-                + OutputWireFormat.encodedSizeBound(row.output)
+            total + 12 + rows[index].recipient.rawValue.utf8.count + rows[index].kind.rawValue.utf8.count
+                + OutputWireFormat.encodedSizeBound(rows[index].output)
         }
     }
 
@@ -70,11 +70,11 @@ public struct OutboxPack: Sendable {
                 at += 4 + bytes.count
             }
         }
+        // In place, as in `entriesSizeBound(of:)`.
         for index in self.rows {
-            let row = rows[index]
-            write(row.recipient.rawValue)
-            write(row.kind.rawValue)
-            let written = OutputWireFormat.encode(row.output, into: UnsafeMutableRawBufferPointer(rebasing: buffer[(at + 4)...]))
+            write(rows[index].recipient.rawValue)
+            write(rows[index].kind.rawValue)
+            let written = OutputWireFormat.encode(rows[index].output, into: UnsafeMutableRawBufferPointer(rebasing: buffer[(at + 4)...]))
             writeLength(written, at: at)
             at += 4 + written
         }

@@ -13,10 +13,12 @@ struct BatchPlan {
     var keys: SliceKeys {
         var keys = SliceKeys()
         // Sized for the batch up front: grown by doubling, the sets rehash every key they hold each time.
+        // Here and in `ranges(in:)` the events are read in place by index: bound by `for … in`, each would be
+        // copied, every string in it retained and released again.
         keys.messages.reserveCapacity(events.count)
-        for event in events {
-            keys.chats.insert(event.chat)
-            switch event {
+        for index in events.indices {
+            keys.chats.insert(events[index].chat)
+            switch events[index] {
             case .messageReceived(let message): keys.messages.insert(MessageRef(chat: message.chat, id: message.id))
             case .messagesRead(let read): keys.messages.insert(MessageRef(chat: read.chat, id: read.upTo))
             case .chatCreated, .chatOpened, .chatClosed: break
@@ -75,8 +77,8 @@ struct BatchPlan {
         var receivedKeys: [MessageKey] = []
         receivedKeys.reserveCapacity(events.count)
         var createdChats: Set<ChatID> = []
-        for event in events {
-            switch event {
+        for index in events.indices {
+            switch events[index] {
             case .messageReceived(let message):
                 let ref = MessageRef(chat: message.chat, id: message.id)
                 receivedKeys.append(slice.messages[ref]?.key
@@ -89,8 +91,8 @@ struct BatchPlan {
             Self.append(key, to: &candidates[ChatUser(chat: chat, user: user), default: []])
         }
         var received = 0
-        for event in events {
-            switch event {
+        for index in events.indices {
+            switch events[index] {
             case .messageReceived(let message):
                 let key = receivedKeys[received]
                 received += 1

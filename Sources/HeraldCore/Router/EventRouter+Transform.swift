@@ -25,13 +25,16 @@ extension EventRouter {
             batch.report.deadLettered += 1
             batch.report.outcomes.append(.deadLettered)
         }
-        for record in records {
-            let queuedAt = record.provenance.receivedAt
-            switch record.outcome {
+        // Records are read in place by index: bound by `for … in`, each would be copied, every string in it
+        // retained and released again.
+        for index in records.indices {
+            let queuedAt = records[index].provenance.receivedAt
+            switch records[index].outcome {
             case .event(let event):
                 let effect = try applier.apply(event)
                 if let rejection = effect.rejection {
                     // Sources drop the bytes of inputs they accept; the event's self-describing form stands in.
+                    let record = records[index]
                     deadLetter(rejection, record, raw: record.raw.isEmpty ? EventWireFormat.encode(event) : record.raw)
                     continue
                 }
@@ -45,12 +48,12 @@ extension EventRouter {
                 for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
                 if tapping {
                     let badgeOutputs = effect.badgeUsers.map { Output.badge(applier.model.badge(for: $0)) }
-                    batch.tapped.append(TailRecord(event: event, provenance: record.provenance, committedAt: queuedAt,
+                    batch.tapped.append(TailRecord(event: event, provenance: records[index].provenance, committedAt: queuedAt,
                                                    commitLatencyMilliseconds: 0, applied: effect.applied,
                                                    outputs: effect.outputs + badgeOutputs))
                 }
             case .rejected(let rejection):
-                deadLetter(rejection, record, raw: record.raw)
+                deadLetter(rejection, records[index], raw: records[index].raw)
             }
         }
         let replacedRows = receipts.removeReplaced(from: &outbox)

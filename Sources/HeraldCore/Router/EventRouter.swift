@@ -120,10 +120,10 @@ public final class EventRouter: IngestHandle {
         var events: [ChatEvent] = []
         events.reserveCapacity(records.count)
         var messages = 0
-        for record in records {
-            guard case .event(let event) = record.outcome else { continue }
-            events.append(event)
+        for index in records.indices {
+            guard case .event(let event) = records[index].outcome else { continue }
             if case .messageReceived = event { messages += 1 }
+            events.append(event)
         }
         let plan = BatchPlan(events: events)
         var slice = StateSlice()

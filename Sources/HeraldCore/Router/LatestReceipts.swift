@@ -42,9 +42,12 @@ struct LatestReceipts {
             for index in rows { replaced[index] = true }
         }
         var kept = 0
-        for index in outbox.indices where !replaced[index] {
-            if kept != index { outbox.swapAt(kept, index) }
-            kept += 1
+        // A buffer's swap moves the rows; an array's copies both (a retain and a release of every field).
+        outbox.withUnsafeMutableBufferPointer { rows in
+            for index in rows.indices where !replaced[index] {
+                if kept != index { rows.swapAt(kept, index) }
+                kept += 1
+            }
         }
         let removed = outbox.count - kept
         outbox.removeLast(removed)

@@ -77,8 +77,8 @@ public final class RouterMetrics: Sendable {
             byAdapter.append((adapter, 0, 0))
             return byAdapter.count - 1
         }
-        for record in records {
-            if case .event = record.outcome { byAdapter[tally(record.provenance.adapter)].events += 1 }
+        for index in records.indices {
+            if case .event = records[index].outcome { byAdapter[tally(records[index].provenance.adapter)].events += 1 }
         }
         for letter in deadLetters { byAdapter[tally(letter.provenance.adapter)].rejected += 1 }
         for (adapter, events, rejected) in byAdapter {
