@@ -62,18 +62,20 @@ public struct OutboxPack: Sendable {
         func writeLength(_ length: Int, at offset: Int) {
             buffer.storeBytes(of: UInt32(length).bigEndian, toByteOffset: offset, as: UInt32.self)
         }
-        func write(_ text: String) {
+        // The offset is passed in and out: a nested function that changed `at` itself would box it, and every
+        // access to it would be checked at run time.
+        func write(_ text: String, at offset: inout Int) {
             var text = text
-            text.withUTF8 { bytes in
-                writeLength(bytes.count, at: at)
-                UnsafeMutableRawBufferPointer(rebasing: buffer[(at + 4)...]).copyMemory(from: UnsafeRawBufferPointer(bytes))
-                at += 4 + bytes.count
+            offset = text.withUTF8 { [offset] bytes in
+                writeLength(bytes.count, at: offset)
+                UnsafeMutableRawBufferPointer(rebasing: buffer[(offset + 4)...]).copyMemory(from: UnsafeRawBufferPointer(bytes))
+                return offset + 4 + bytes.count
             }
         }
         // In place, as in `entriesSizeBound(of:)`.
         for index in self.rows {
-            write(rows[index].recipient.rawValue)
-            write(rows[index].kind.rawValue)
+            write(rows[index].recipient.rawValue, at: &at)
+            write(rows[index].kind.rawValue, at: &at)
             let written = OutputWireFormat.encode(rows[index].output, into: UnsafeMutableRawBufferPointer(rebasing: buffer[(at + 4)...]))
             writeLength(written, at: at)
             at += 4 + written
