@@ -45,6 +45,12 @@ public struct Identifier<Kind: IdentifierKind>: RawRepresentable, Hashable, Comp
 
     /// The raw identifier.
     public var description: String { rawValue }
+
+    /// How the raw strings' UTF-8 bytes compare, in one pass: negative when `self` sorts first (as `<`
+    /// orders them), zero for the same bytes (`==`), positive when `other` sorts first. A sort by several
+    /// keys asks this once for each key instead of `==` and then `<`.
+    @inlinable
+    public func byteOrder(comparedTo other: Self) -> Int { RawIdentifier.order(rawValue, other.rawValue) }
 }
 
 extension Identifier: CodingKeyRepresentable {
@@ -100,6 +106,38 @@ enum RawIdentifier {
             offset += 1
         }
         return true
+    }
+
+    /// How `lhs`'s UTF-8 bytes compare with `rhs`'s: negative, zero or positive as they sort before, the
+    /// same as or after them.
+    @inlinable
+    static func order(_ lhs: String, _ rhs: String) -> Int {
+        if sameRepresentation(lhs, rhs) { return 0 }
+        let order = lhs.utf8.withContiguousStorageIfAvailable { left in
+            rhs.utf8.withContiguousStorageIfAvailable { right in orderOfBytes(left, right) }
+        }
+        if let order = order ?? nil { return order }
+        var left = lhs.utf8.makeIterator(), right = rhs.utf8.makeIterator()
+        while true {
+            switch (left.next(), right.next()) {
+            case let (l?, r?): if l != r { return Int(l) - Int(r) }
+            case (nil, nil): return 0
+            case (nil, _?): return -1
+            case (_?, nil): return 1
+            }
+        }
+    }
+
+    /// How two byte buffers compare: the first byte that differs decides, else the shorter sorts first.
+    @inlinable
+    static func orderOfBytes(_ lhs: UnsafeBufferPointer<UInt8>, _ rhs: UnsafeBufferPointer<UInt8>) -> Int {
+        var offset = 0
+        let common = min(lhs.count, rhs.count)
+        while offset < common {
+            if lhs[offset] != rhs[offset] { return Int(lhs[offset]) - Int(rhs[offset]) }
+            offset += 1
+        }
+        return lhs.count - rhs.count
     }
 
     /// Whether `lhs`'s UTF-8 bytes sort before `rhs`'s.

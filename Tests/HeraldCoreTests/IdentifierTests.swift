@@ -43,6 +43,9 @@ struct IdentifierTests {
             for right in identifiers.prefix(60) {
                 let relations = [left < right, left == right, right < left].filter { $0 }.count
                 #expect(relations == 1, "exactly one of <, ==, > holds for \(left) and \(right)")
+                // The three-way comparison that sorts by several keys answers as `<` and `==` do.
+                let order = left.byteOrder(comparedTo: right)
+                #expect((order < 0, order == 0, order > 0) == (left < right, left == right, right < left), "\(left) vs \(right)")
             }
         }
     }

@@ -36,11 +36,14 @@ extension ChatModel {
                 delta.presence.append(PresenceChange(user: user, chat: chat, until: now[user]))
             }
         }
-        delta.readPositions.sort { ($0.chat, $0.user) < ($1.chat, $1.user) }
-        delta.unreadDeltas.sort { ($0.user, $0.chat) < ($1.user, $1.chat) }
-        delta.presence.sort { ($0.chat, $0.user) < ($1.chat, $1.user) }
-        delta.pendingReadsAdded.sort { ($0.message.chat, $0.message.id, $0.user) < ($1.message.chat, $1.message.id, $1.user) }
-        delta.pendingReadsResolved.sort { ($0.chat, $0.id) < ($1.chat, $1.id) }
+        delta.readPositions.sort { KeyOrder.ascending($0.chat.byteOrder(comparedTo: $1.chat), $0.user.byteOrder(comparedTo: $1.user)) }
+        delta.unreadDeltas.sort { KeyOrder.ascending($0.user.byteOrder(comparedTo: $1.user), $0.chat.byteOrder(comparedTo: $1.chat)) }
+        delta.presence.sort { KeyOrder.ascending($0.chat.byteOrder(comparedTo: $1.chat), $0.user.byteOrder(comparedTo: $1.user)) }
+        delta.pendingReadsAdded.sort {
+            KeyOrder.ascending($0.message.chat.byteOrder(comparedTo: $1.message.chat), $0.message.id.byteOrder(comparedTo: $1.message.id),
+                               $0.user.byteOrder(comparedTo: $1.user))
+        }
+        delta.pendingReadsResolved.sort { KeyOrder.ascending($0.chat.byteOrder(comparedTo: $1.chat), $0.id.byteOrder(comparedTo: $1.id)) }
         return delta
     }
 

@@ -172,7 +172,8 @@ extension SQLiteTransaction {
     /// go in by chat, as the migration that made the table ordered them.
     static func inIndexOrder(_ messages: [NewMessage]) -> [NewMessage] {
         messages.sorted { lhs, rhs in
-            (lhs.message.chat, lhs.message.sentAt, lhs.message.id) < (rhs.message.chat, rhs.message.sentAt, rhs.message.id)
+            KeyOrder.ascending(lhs.message.chat.byteOrder(comparedTo: rhs.message.chat), KeyOrder.order(lhs.message.sentAt, rhs.message.sentAt),
+                               lhs.message.id.byteOrder(comparedTo: rhs.message.id))
         }
     }
 
