@@ -19,7 +19,7 @@ final class BindingArena {
 
     // Neither is checked for exclusive access at run time: the arena belongs to one transaction's thread,
     // and nothing it calls while it changes them (the `write` closures of `keep(upTo:_:)` fill bytes) reaches
-    // the arena again. Checked, they took about 2.5% of a commit's instructions (checks for every value bound).
+    // the arena again. Checked, they took about 1,900 instructions a message (checks for every value bound).
     @exclusivity(unchecked) private var blocks: [(start: UnsafeMutableRawPointer, size: Int)] = []
     /// The block values are copied into, and how much of it is taken.
     @exclusivity(unchecked) private var current = Mark(block: 0, used: 0)
