@@ -9,7 +9,7 @@ extension BatchApplier {
         let after = model.membership(of: created.chat).effective
         guard before != after else { return Effect(applied: true, outputs: [], badgeUsers: []) }
         let changed = try settleUnread(before.symmetricDifference(after), in: created.chat)
-        return Effect(applied: true, outputs: [], badgeUsers: changed.sorted())
+        return Effect(applied: true, outputs: [], badgeUsers: Self.inOrder(changed))
     }
 
     /// `chat.opened` / `chat.closed`: the user's focus, which expires after the presence TTL.

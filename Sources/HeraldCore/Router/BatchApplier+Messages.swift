@@ -24,11 +24,10 @@ extension BatchApplier {
         // Reads that arrived before this message now resolve; the sender has read up to it.
         var outputs: [Output] = []
         for pending in model.takePendingReads(MessageRef(chat: chat, id: message.id)) {
-            outputs += try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt) ?? []
+            _ = try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt, receipts: &outputs)
             if !recount.contains(pending.user) { recount.append(pending.user) }
         }
-        if let receipts = try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt) {
-            outputs += receipts
+        if try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt, receipts: &outputs) {
             if !recount.contains(message.sender) { recount.append(message.sender) }
         }
         var changed = try settleUnread(recount, in: chat)
@@ -46,6 +45,7 @@ extension BatchApplier {
         }
 
         let focus = unreadFor.isEmpty ? [:] : model.presence(chat: chat)
+        outputs.reserveCapacity(outputs.count + unreadFor.count)
         for user in unreadFor {
             if let until = focus[user], until > now {
                 outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
@@ -55,7 +55,7 @@ extension BatchApplier {
                     preview: preview(of: message.body), badgeTotal: model.unreadTotal(of: user))))
             }
         }
-        return Effect(applied: true, outputs: outputs, badgeUsers: changed.sorted())
+        return Effect(applied: true, outputs: outputs, badgeUsers: Self.inOrder(changed))
     }
 
     /// The start of a body, at most ``RouterPolicy/previewLength`` characters including the ellipsis.

@@ -16,10 +16,11 @@ extension BatchApplier {
             model.addPendingRead(user: read.reader, message: ref, readAt: read.readAt)
             return Effect(applied: true, outputs: [], badgeUsers: [])
         }
-        guard let receipts = try advanceReadPosition(of: read.reader, in: read.chat, to: target, readAt: read.readAt) else {
+        var receipts: [Output] = []
+        guard try advanceReadPosition(of: read.reader, in: read.chat, to: target, readAt: read.readAt, receipts: &receipts) else {
             return .duplicate
         }
         let changed = try settleUnread([read.reader], in: read.chat)
-        return Effect(applied: true, outputs: receipts, badgeUsers: changed.sorted())
+        return Effect(applied: true, outputs: receipts, badgeUsers: Self.inOrder(changed))
     }
 }

@@ -43,18 +43,28 @@ struct BatchApplier {
         return changed
     }
 
-    /// Moves a read position forward to `target` if it is ahead.
-    /// - Returns: read receipts for the senders whose messages became read, or `nil` if the
-    ///   position was already at or past `target`.
-    mutating func advanceReadPosition(of reader: UserID, in chat: ChatID, to target: MessageKey,
-                                      readAt: Timestamp) throws(StateSliceError) -> [Output]? {
+    /// Moves a read position forward to `target` if it is ahead, and appends to `receipts` a read receipt
+    /// for each sender whose messages became read, in the senders' order.
+    /// - Returns: whether the position moved (`false` if it was already at or past `target`).
+    mutating func advanceReadPosition(of reader: UserID, in chat: ChatID, to target: MessageKey, readAt: Timestamp,
+                                      receipts: inout [Output]) throws(StateSliceError) -> Bool {
         let (moved, old) = model.advanceReadPosition(user: reader, chat: chat, to: target)
-        guard moved else { return nil }
+        guard moved else { return false }
         let senders = try model.senders(chat: chat, after: old, through: target, excluding: reader)
-        return senders.sorted().map {
-            .readReceipt(ReadReceipt(recipient: $0, chat: chat, upTo: target.id, reader: reader, readAt: readAt))
+        func receipt(to sender: UserID) -> Output {
+            .readReceipt(ReadReceipt(recipient: sender, chat: chat, upTo: target.id, reader: reader, readAt: readAt))
         }
+        // A direct chat's reply covers one sender: no sorted copy of the set for that.
+        if senders.count == 1, let sender = senders.first {
+            receipts.append(receipt(to: sender))
+        } else {
+            for sender in senders.sorted() { receipts.append(receipt(to: sender)) }
+        }
+        return true
     }
+
+    /// Users in order, for ``Effect/badgeUsers``; one or none need no sorted copy.
+    static func inOrder(_ users: [UserID]) -> [UserID] { users.count < 2 ? users : users.sorted() }
 }
 
 /// What applying one event did.
