@@ -1,4 +1,4 @@
-@testable import ExecAdapter
+import ExecAdapter
 import HeraldAdapters
 import HeraldCore
 import HeraldPluginAPI

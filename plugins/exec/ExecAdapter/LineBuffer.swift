@@ -1,18 +1,19 @@
-/// Splits a byte stream into lines, bounding each line's length.
-struct LineBuffer {
-    let maximumLineBytes: Int
+/// Splits a byte stream into lines, bounding each line's length. Package-visible: the fuzzing harness
+/// feeds it arbitrary bytes.
+package struct LineBuffer {
+    package let maximumLineBytes: Int
     private var pending: [UInt8] = []
     private var discarding = false
 
-    init(maximumLineBytes: Int) { self.maximumLineBytes = maximumLineBytes }
+    package init(maximumLineBytes: Int) { self.maximumLineBytes = maximumLineBytes }
 
     /// A complete line, or an overlong one (reported once, then skipped to its end).
-    enum Line {
+    package enum Line {
         case complete([UInt8])
         case overlong(Int)
     }
 
-    mutating func append(_ bytes: ArraySlice<UInt8>) -> [Line] {
+    package mutating func append(_ bytes: ArraySlice<UInt8>) -> [Line] {
         var lines: [Line] = []
         for byte in bytes {
             if byte == UInt8(ascii: "\n") {
