@@ -142,12 +142,7 @@ enum RawIdentifier {
 
     /// Whether `lhs`'s UTF-8 bytes sort before `rhs`'s.
     @inlinable
-    static func precedes(_ lhs: String, _ rhs: String) -> Bool {
-        let order = lhs.utf8.withContiguousStorageIfAvailable { left in
-            rhs.utf8.withContiguousStorageIfAvailable { right in left.lexicographicallyPrecedes(right) }
-        }
-        return (order ?? nil) ?? lhs.utf8.lexicographicallyPrecedes(rhs.utf8)
-    }
+    static func precedes(_ lhs: String, _ rhs: String) -> Bool { order(lhs, rhs) < 0 }
 }
 
 /// The coding key of an identifier used as a dictionary key.
