@@ -23,12 +23,13 @@ import subprocess
 import sys
 import tempfile
 
+# Each phase: its label, the function whose frame holds it, and any work it hands to another thread (the
+# commit's apply on the apply queue, BackgroundWork.start's closure), counted apart and added in.
 PHASES = [
-    ("normalise (EventPayloadDecoder.decode)", re.compile(r"EventPayloadDecoderV6decode_2as8bindings")),
-    ("route + commit (EventRouter.commit)", re.compile(r"EventRouterC6commit_11checkpoints")),
+    ("normalise (EventPayloadDecoder.decode)", re.compile(r"EventPayloadDecoderV6decode_2as8bindings"), None),
+    ("route + commit (EventRouter.commit)", re.compile(r"EventRouterC6commit_11checkpoints"),
+     ("in the apply on the apply queue", re.compile(r"BackgroundWorkC5start2on_.*AppliedBatch"))),
 ]
-# The apply handed to the apply queue (BackgroundWork.start's closure), outside the commit's frame.
-APPLY_QUEUE = re.compile(r"BackgroundWorkC5start2on_.*AppliedBatch")
 LINE = re.compile(r"^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(?:\*\s+)?\S*?:(\S+)")
 
 
@@ -64,17 +65,18 @@ def main() -> int:
             return 1
         inclusive = annotate(output, inclusive=True)
         own = annotate(output, inclusive=False)
-    for label, pattern in PHASES:
+    for label, pattern, handed in PHASES:
         # The outermost frame of the phase has the largest inclusive count; closures inside it match too.
         counts = [count for count, name in inclusive if pattern.search(name)]
         if not counts:
             print(f"{label}: no matching function (renamed?)", file=sys.stderr)
             return 1
         total, note = max(counts), ""
-        if "commit" in label:
-            queued = max([count for count, name in inclusive if APPLY_QUEUE.search(name)], default=0)
-            total += queued
-            note = f" ({queued / options.messages:,.0f} of them in the apply on the apply queue)" if queued else ""
+        if handed:
+            where, handed_pattern = handed
+            elsewhere = max([count for count, name in inclusive if handed_pattern.search(name)], default=0)
+            total += elsewhere
+            note = f" ({elsewhere / options.messages:,.0f} of them {where})" if elsewhere else ""
         print(f"{label}: {total / options.messages:,.0f} instructions per message{note}")
     print(f"\nheaviest functions by own instructions, per message:")
     for count, name in own[: options.top]:
