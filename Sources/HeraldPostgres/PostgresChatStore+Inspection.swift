@@ -27,7 +27,7 @@ extension PostgresChatStore: ChatStoreInspection {
                 let (chat, id, user) = try row.decode((String, String, String).self)
                 lines.append(ModelSnapshotLine.pendingRead(chat: chat, messageID: id, user: user))
             }
-            for row in try session.query("SELECT user_id, chat, unread FROM unread_counters WHERE unread <> 0") {
+            for row in try session.query("SELECT user_id, chat, unread FROM unread_counters") {
                 let (user, chat, count) = try row.decode((String, String, Int).self)
                 lines.append(ModelSnapshotLine.unread(user: user, chat: chat, count: count))
             }

@@ -39,9 +39,10 @@ enum PostgresReadFunctions {
 
     /// The three functions plan each statement once per connection, whatever a commit's size (migration
     /// 10). A later migration that defines one of them anew applies its entry again.
-    static let genericPlans = ["herald_load_slice", "herald_load_counters", "herald_write_batch"].map {
-        "ALTER FUNCTION \($0) SET plan_cache_mode = force_generic_plan"
-    }
+    static let genericPlans = ["herald_load_slice", "herald_load_counters", "herald_write_batch"].map(genericPlan)
+
+    /// Makes the function `name` always use, and keep, the generic plan of each of its statements.
+    static func genericPlan(_ name: String) -> String { "ALTER FUNCTION \(name) SET plan_cache_mode = force_generic_plan" }
 
     /// A dispatcher's read of its sink's packs (``PostgresChatStore/pendingOutputsSQL``, its parameters the
     /// function's), in a function that keeps its plan as the commit's do (migration 11). Sent as text, the
@@ -64,6 +65,10 @@ enum PostgresReadFunctions {
     /// `herald_write_batch`'s own settings: what migration 8 gives it, and what a migration that defines
     /// the function anew gives it again (`CREATE OR REPLACE FUNCTION` drops a function's settings).
     static let writeSettings = ["ALTER FUNCTION herald_write_batch SET enable_seqscan = off", writePageCost]
+
+    /// Everything a migration after 10 that defines `herald_write_batch` anew gives it again: the settings
+    /// of migrations 8 and 10.
+    static let writeSettingsSinceGenericPlans = writeSettings + [genericPlan("herald_write_batch")]
 
     /// Creates (or replaces) `herald_load_slice`: takes the chats' write locks (see
     /// ``PostgresSchema/chatLockClass``), then returns the slice, each part a branch of a `UNION ALL`

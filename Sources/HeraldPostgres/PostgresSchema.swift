@@ -106,6 +106,9 @@ enum PostgresSchema {
          PostgresReadFunctions.genericPlans),
         (11, "a dispatcher's read of the outbox plans once per connection, in a function",
          PostgresReadFunctions.deliveryReads),
+        (12, "a counter that reaches 0 leaves unread_counters, as the SQLite store's does",
+         [PostgresWriteFunction.definition(outbox: .packs, messages: .checkedBySlice, counters: .removalAfterTheUpsert)]
+            + PostgresReadFunctions.writeSettingsSinceGenericPlans + ["DELETE FROM unread_counters WHERE unread <= 0"]),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

@@ -59,9 +59,45 @@ enum PostgresWriteFunction {
         }
     }
 
-    /// Creates (or replaces) `herald_write_batch`, storing outputs as `outbox` says and inserting messages as
-    /// `messages` says.
-    static func definition(outbox: Outbox, messages: MessageInsert = .skippingConflicts) -> String {
+    /// How the function writes unread counters: by deltas in both, so concurrent writers add up.
+    enum CounterWrite {
+        /// The delta's upsert with a `DELETE` of the counters it brought to 0 in the same statement
+        /// (migrations 2, 7 and 9). Every part of a statement sees the table as it was when the statement
+        /// began, so that `DELETE` finds no row the upsert changed, and a counter that reached 0 stayed
+        /// as a row of 0.
+        case removalInTheSameStatement
+        /// The delta's upsert, then a statement of its own that removes the falling counters that
+        /// reached 0 (migration 12), as the SQLite store does.
+        case removalAfterTheUpsert
+
+        /// The statements inside the function's `IF`, indented as in migrations 2, 7 and 9.
+        var statements: String {
+            switch self {
+            case .removalInTheSameStatement: """
+                        -- Counters change by deltas, so concurrent writers add up; a counter that reaches 0 goes.
+                        WITH changed AS (
+                            INSERT INTO unread_counters (user_id, chat, unread) SELECT * FROM unnest(u_user, u_chat, u_delta)
+                            ON CONFLICT (user_id, chat) DO UPDATE SET unread = unread_counters.unread + excluded.unread
+                            RETURNING user_id, chat, unread)
+                        DELETE FROM unread_counters u USING changed c WHERE u.user_id = c.user_id AND u.chat = c.chat AND c.unread <= 0;
+                """
+            case .removalAfterTheUpsert: """
+                        -- Counters change by deltas, so concurrent writers add up.
+                        INSERT INTO unread_counters (user_id, chat, unread) SELECT * FROM unnest(u_user, u_chat, u_delta)
+                        ON CONFLICT (user_id, chat) DO UPDATE SET unread = unread_counters.unread + excluded.unread;
+                        -- A counter that reaches 0 goes; only a falling one can. The row lock the upsert took keeps
+                        -- another writer's delta from landing between the two statements.
+                        DELETE FROM unread_counters u USING unnest(u_user, u_chat, u_delta) AS k(user_id, chat, delta)
+                        WHERE k.delta < 0 AND u.user_id = k.user_id AND u.chat = k.chat AND u.unread <= 0;
+                """
+            }
+        }
+    }
+
+    /// Creates (or replaces) `herald_write_batch`, storing outputs as `outbox` says, inserting messages as
+    /// `messages` says and writing counters as `counters` says.
+    static func definition(outbox: Outbox, messages: MessageInsert = .skippingConflicts,
+                           counters: CounterWrite = .removalInTheSameStatement) -> String {
         """
         CREATE OR REPLACE FUNCTION herald_write_batch(
             m_chat text[], m_id text[], m_sender text[], m_body text[], m_sent_at int8[], m_received_at int8[],
@@ -109,12 +145,7 @@ enum PostgresWriteFunction {
                 DELETE FROM pending_reads p USING unnest(pd_chat, pd_id) AS k(chat, id) WHERE p.chat = k.chat AND p.message_id = k.id;
             END IF;
             IF cardinality(u_user) > 0 THEN
-                -- Counters change by deltas, so concurrent writers add up; a counter that reaches 0 goes.
-                WITH changed AS (
-                    INSERT INTO unread_counters (user_id, chat, unread) SELECT * FROM unnest(u_user, u_chat, u_delta)
-                    ON CONFLICT (user_id, chat) DO UPDATE SET unread = unread_counters.unread + excluded.unread
-                    RETURNING user_id, chat, unread)
-                DELETE FROM unread_counters u USING changed c WHERE u.user_id = c.user_id AND u.chat = c.chat AND c.unread <= 0;
+        \(counters.statements)
             END IF;
             IF cardinality(ps_chat) > 0 THEN
                 INSERT INTO presence (chat, user_id, until) SELECT * FROM unnest(ps_chat, ps_user, ps_until)

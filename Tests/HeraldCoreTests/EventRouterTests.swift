@@ -269,6 +269,8 @@ struct EventRouterTests {
                               message("c1", "m1", from: "alice", at: 1000))
             let outputs = try harness.outputs(message("c1", "m2", from: "carol", at: 2000))
             #expect(try harness.badge("carol") == BadgeUpdate(recipient: "carol", unread: 0, chats: [:]))
+            // Her counter for c1 fell to 0, so it has no row any more (a row of 0 would be a line here).
+            #expect(try harness.store.modelSnapshot().filter { $0.hasPrefix("u|carol|") }.isEmpty)
             #expect(try harness.badge("bob") == BadgeUpdate(recipient: "bob", unread: 2, chats: ["c1": 2]))
             #expect(try harness.badge("alice") == BadgeUpdate(recipient: "alice", unread: 1, chats: ["c1": 1]))
             #expect(outputs.compactMap(\.receipt) == [

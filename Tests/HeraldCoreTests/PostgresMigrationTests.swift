@@ -13,8 +13,9 @@ struct PostgresMigrationTests {
     static let logger = Logger(label: "test") { _ in SwiftLogNoOpLogHandler() }
 
     /// A store left at version 4 (identifiers in the database's collation, the outbox a row per output)
-    /// takes migrations 5 to the newest: identifier columns compare byte-wise as in a new store, and its
-    /// messages, counters and undelivered outputs (in order, with their attempts) are all still there.
+    /// takes migrations 5 to the newest: identifier columns compare byte-wise as in a new store, its
+    /// messages, counters and undelivered outputs (in order, with their attempts) are all still there, and
+    /// a counter left at 0 is gone.
     @Test func aVersionFourStoreKeepsItsDataThroughTheNewerMigrations() async throws {
         let cluster = try await PostgresCluster.shared()
         let url = try await cluster.createDatabase()
@@ -30,6 +31,7 @@ struct PostgresMigrationTests {
             INSERT INTO messages (chat, id, sender, body, sent_at, received_at)
                 SELECT 'c' || (i % 4), 'm' || i, 'alice', 'body ' || i, 1000 + i, 2000 + i FROM generate_series(0, 19) i;
             INSERT INTO unread_counters (user_id, chat, unread) SELECT 'bob', 'c' || c, 5 FROM generate_series(0, 3) c;
+            INSERT INTO unread_counters (user_id, chat, unread) VALUES ('alice', 'c0', 0);
             INSERT INTO outbox (sink, recipient, kind, payload, created_at)
                 SELECT 'sink', 'bob', 'notification', convert_to('{"n":' || i || '}', 'UTF8'), 3000 + i FROM generate_series(0, 24) i;
             UPDATE outbox SET attempts = 2 WHERE seq = (SELECT min(seq) FROM outbox);
@@ -50,6 +52,8 @@ struct PostgresMigrationTests {
 
         #expect(try store.statistics().messages == 20)
         #expect(try store.badge(for: "bob").unread == 20)
+        // The counter an older write left at 0 is gone (migration 12).
+        #expect(try store.modelSnapshot().filter { $0.hasPrefix("u|") } == (0...3).map { "u|bob|c\($0)|5" })
         #expect(try store.unreadAgainstRecount().allSatisfy { $0.stored == $0.recounted })
         #expect(try store.outboxDepth() == ["sink": 25])
         let pending = try store.pendingOutputs(sink: "sink", after: 0, limit: 100)

@@ -34,6 +34,6 @@ public enum ModelSnapshotLine {
     }
     /// A read waiting for its message.
     public static func pendingRead(chat: String, messageID: String, user: String) -> String { "p|\(chat)|\(messageID)|\(user)" }
-    /// An unread counter (counters at 0 are left out).
+    /// An unread counter (a counter at 0 has no row, so no line).
     public static func unread(user: String, chat: String, count: Int) -> String { "u|\(user)|\(chat)|\(count)" }
 }

@@ -171,7 +171,7 @@ public final class SQLiteChatStore: ChatStoreInspection {
             for row in try Row.fetchAll(db, sql: "SELECT chat, message_id, user FROM pending_reads") {
                 lines.append(ModelSnapshotLine.pendingRead(chat: row[0], messageID: row[1], user: row[2]))
             }
-            for row in try Row.fetchAll(db, sql: "SELECT user, chat, count FROM unread WHERE count <> 0") {
+            for row in try Row.fetchAll(db, sql: "SELECT user, chat, count FROM unread") {
                 lines.append(ModelSnapshotLine.unread(user: row[0], chat: row[1], count: row[2]))
             }
             return lines.sorted()
