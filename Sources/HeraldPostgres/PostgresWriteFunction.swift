@@ -63,7 +63,7 @@ enum PostgresWriteFunction {
     enum CounterWrite {
         /// The delta's upsert with a `DELETE` of the counters it brought to 0 in the same statement
         /// (migrations 2, 7 and 9). Every part of a statement sees the table as it was when the statement
-        /// began, so that `DELETE` finds no row the upsert changed, and a counter that reached 0 stayed
+        /// began, so that `DELETE` finds no row the upsert changed, and a counter that reaches 0 stays
         /// as a row of 0.
         case removalInTheSameStatement
         /// The delta's upsert, then a statement of its own that removes the falling counters that
