@@ -77,20 +77,24 @@ extension PostgresChatStore {
         bindings.append(packs)
         bindings.append(from)
         bindings.append(through)
-        let query = PostgresQuery(unsafeSQL: Self.removeOutputsSQL, binds: bindings)
+        let query = PostgresQuery(unsafeSQL: "SELECT herald_remove_outputs($1, $2, $3::int4[], $4::int4[])", binds: bindings)
         try read { session in try session.execute(query) }
         removedSinceVacuum.add(delivered.count, ordering: .relaxed)
     }
 
     /// Removes the packs delivered to their end and moves the others' delivered count forward ($1 sink,
     /// $2 packs, $3 and $4 the run of each pack's outputs delivered, from and through). A run counts where
-    /// it joins the pack's delivered front. The two statements touch different packs.
+    /// it joins the pack's delivered front. The two statements touch different packs, and each names their
+    /// keys (`seq = ANY($2)`) so that any plan reads them by key, whatever the join. `herald_remove_outputs`
+    /// (``PostgresReadFunctions/deliveryRemovals``) holds a copy made when a migration defined it: a change
+    /// here needs a migration that defines it anew.
     static let removeOutputsSQL = """
         WITH done AS (SELECT * FROM unnest($2::int8[], $3::int4[], $4::int4[]) AS d(seq, first, through)),
         gone AS (DELETE FROM outbox_packs p USING done d
-                 WHERE p.sink = $1 AND p.seq = d.seq AND d.first <= p.delivered AND d.through >= p.outputs)
+                 WHERE p.sink = $1 AND p.seq = ANY($2::int8[]) AND p.seq = d.seq AND d.first <= p.delivered AND d.through >= p.outputs)
         UPDATE outbox_packs p SET delivered = d.through, attempts = 0 FROM done d
-        WHERE p.sink = $1 AND p.seq = d.seq AND d.first <= p.delivered AND d.through > p.delivered AND d.through < p.outputs
+        WHERE p.sink = $1 AND p.seq = ANY($2::int8[]) AND p.seq = d.seq AND d.first <= p.delivered AND d.through > p.delivered
+            AND d.through < p.outputs
         """
 
     /// Several writers: an entry may commit below one a dispatcher has read.

@@ -59,8 +59,24 @@ enum PostgresReadFunctions {
         """,
     ]
 
+    /// A dispatcher's removal of what its sink delivered (``PostgresChatStore/removeOutputsSQL``, its
+    /// parameters the function's), in a function that keeps its plan (migration 13): sent as text, the
+    /// statement is planned at every delivery, which costs the server 0.19 ms against 0.11 ms to run it.
+    /// The statement names the delivered packs' keys itself, so the plan it keeps looks them up by key
+    /// even when it was made while the outbox was empty and unanalysed.
+    static let deliveryRemovals = [
+        """
+        CREATE OR REPLACE FUNCTION herald_remove_outputs(text, int8[], int4[], int4[])
+        RETURNS void LANGUAGE plpgsql SET plan_cache_mode = force_generic_plan SET enable_seqscan = off AS $$
+        BEGIN
+            \(PostgresChatStore.removeOutputsSQL);
+        END $$
+        """,
+    ]
+
     /// Herald's functions that the gateway's role calls.
-    static let gatewayFunctions = ["herald_load_slice", "herald_load_counters", "herald_write_batch", "herald_pending_outputs"]
+    static let gatewayFunctions = ["herald_load_slice", "herald_load_counters", "herald_write_batch", "herald_pending_outputs",
+                                   "herald_remove_outputs"]
 
     /// `herald_write_batch`'s own settings: what migration 8 gives it, and what a migration that defines
     /// the function anew gives it again (`CREATE OR REPLACE FUNCTION` drops a function's settings).

@@ -109,6 +109,8 @@ enum PostgresSchema {
         (12, "a counter that reaches 0 leaves unread_counters, as the SQLite store's does",
          [PostgresWriteFunction.definition(outbox: .packs, messages: .checkedBySlice, counters: .removalAfterTheUpsert)]
             + PostgresReadFunctions.writeSettingsSinceGenericPlans + ["DELETE FROM unread_counters WHERE unread <= 0"]),
+        (13, "a dispatcher's removal of delivered outputs plans once per connection, in a function",
+         PostgresReadFunctions.deliveryRemovals),
     ]
 
     /// The advisory lock class of per-chat write locks (the second key is the chat's bucket): batches

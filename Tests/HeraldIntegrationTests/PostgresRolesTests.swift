@@ -44,7 +44,7 @@ struct PostgresRolesTests {
         let ungranted = try await fixture.cli(["run"])
         #expect(ungranted.status != 0)
         #expect(ungranted.output.contains("""
-            role \(gateway) lacks privileges Herald needs: EXECUTE on herald_load_counters(), herald_load_slice(), herald_pending_outputs(), herald_write_batch(); \
+            role \(gateway) lacks privileges Herald needs: EXECUTE on herald_load_counters(), herald_load_slice(), herald_pending_outputs(), herald_remove_outputs(), herald_write_batch(); \
             SELECT on herald_schema_migrations; SELECT, INSERT, UPDATE, DELETE on chat_members, chats, dead_letters, leases, messages, \
             outbox, outbox_packs, pending_reads, presence, read_positions, source_checkpoints, unread_counters; \
             USAGE on public.dead_letters_id_seq, public.messages_seq_seq, public.outbox_packs_seq_seq; grant them as the schema's owner
