@@ -58,6 +58,29 @@ struct BacklogRuns {
             + "with \(format(Double(queued))) outputs still queued, the outbox empty after \(format(empty, 1)) s"
     }
 
+    /// Where the median drains' CPU went, and the drain rate the cores could carry at each cost: Herald's
+    /// drains share the two cores with the broker that sends the backlog (and, with the sink delivering,
+    /// takes the outputs), so this caps the backlog ratio whatever the writer does.
+    var cpuRows: String {
+        guard let withSub = baselineMedian.cpuSplit else { return "backlog CPU: not measured" }
+        let server = deliveringMedian.cpuSplit?.database == nil ? "" : " / PostgreSQL"
+        var rows = ["backlog CPU, s/1000 msgs (broker / this bench, its polls of the store / consumer\(server)), \(CPUSplit.cores) cores, median drains:",
+                    "  with mosquitto_sub               \(withSub.figures), the cores \(Self.busy(baselineMedian)) busy: "
+                        + "at this cost they carry at most \(format(withSub.ceiling)) msg/s"]
+        for (label, drain) in [("with Herald, the sink delivering", deliveringMedian), ("with Herald, outputs queued     ", heraldMedian)] {
+            guard let split = drain.cpuSplit else { continue }
+            rows.append("  \(label) \(split.figures), the cores \(Self.busy(drain)) busy: at most \(format(split.ceiling)) msg/s, "
+                        + "\(format(split.ceiling / baselineMedian.rate, 2)) of mosquitto_sub's backlog rate (the CPU's cap on the backlog ratio)")
+        }
+        return rows.joined(separator: "\n")
+    }
+
+    /// How busy a drain kept the cores: its CPU over its wall-clock time, as a share of every core.
+    private static func busy(_ drain: PhaseResult) -> String {
+        guard let split = drain.cpuSplit else { return "?" }
+        return "\(format(split.total / 1000 * drain.rate / Double(CPUSplit.cores) * 100))%"
+    }
+
     private static func medianWithPeaks(_ runs: [PhaseResult]) -> PhaseResult {
         var median = Self.median(runs)
         median.peakRssAnonMiB = runs.compactMap(\.peakRssAnonMiB).max()

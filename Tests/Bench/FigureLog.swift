@@ -22,6 +22,8 @@ struct FigureLog {
         fields["rss_anon_mib"] = result.peakRssAnonMiB
         fields["rss_mib"] = result.peakRSSMiB
         fields["database_cpu_s_per_1000"] = result.databaseCPUPerThousand
+        fields["broker_cpu_s_per_1000"] = result.cpuSplit?.broker
+        fields["bench_cpu_s_per_1000"] = result.cpuSplit?.publisher
         write(fields)
     }
 

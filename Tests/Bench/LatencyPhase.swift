@@ -47,7 +47,7 @@ func latencyPhase(_ workload: Workload, rate: Double, deliver: Bool, directory: 
     let measuredFrom = nowMicros()
     let before = ProcessStats(pid: herald.child.pid)
     let databaseBefore = workload.postgres?.cpuSeconds()
-    let meter = LiveCPUMeter(broker: broker)
+    let meter = CPUSplitMeter(broker: broker)
     let publishStarted = ContinuousClock.now
     try await publish(workload, port: broker.port, ratePerSecond: rate)
     let published = ContinuousClock.now
@@ -110,7 +110,7 @@ struct LatencyResult {
     /// Every process's CPU over the measured load, until Herald had committed it (and, when the sink
     /// delivers, until the outbox was empty): the broker, this bench (the publisher, both subscribers and
     /// its polls of the store), Herald and the PostgreSQL server.
-    var machine: LiveCPU
+    var machine: CPUSplit
     /// Wall-clock seconds of that span.
     var phaseSeconds: Double
 }
@@ -143,10 +143,10 @@ final class LatencySamples: Sendable {
 /// the cores could carry at that cost is given only once they are at least half busy.
 private func machineLine(_ latency: LatencyResult, messages: Int) -> String {
     let split = latency.machine
-    let busy = split.total * Double(messages) / 1000 / max(latency.phaseSeconds, 0.001) / Double(LiveCPU.cores)
+    let busy = split.total * Double(messages) / 1000 / max(latency.phaseSeconds, 0.001) / Double(CPUSplit.cores)
     let parts = split.database == nil ? "broker / this bench / Herald" : "broker / this bench / Herald / PostgreSQL"
     let ceiling = busy >= 0.5 ? ", and at this cost they carry at most \(format(split.ceiling)) msg/s" : ""
-    return "  CPU, s/1000 messages (\(parts)): \(split.figures); the \(LiveCPU.cores) cores \(format(busy * 100))% busy "
+    return "  CPU, s/1000 messages (\(parts)): \(split.figures); the \(CPUSplit.cores) cores \(format(busy * 100))% busy "
         + "while it lasted\(ceiling)"
 }
 

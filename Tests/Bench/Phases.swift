@@ -17,8 +17,8 @@ struct PhaseResult {
     var peakRSSMiB: Double?
     /// Peak RssAnon (the process's own pages), sampled, where the phase samples it.
     var peakRssAnonMiB: Double?
-    /// Where the CPU went, in the live phases.
-    var liveCPU: LiveCPU?
+    /// Where the CPU went: the broker, this bench, the consumer and the database server.
+    var cpuSplit: CPUSplit?
     /// The PostgreSQL server's CPU seconds per 1000 messages, when the phase stored into PostgreSQL.
     var databaseCPUPerThousand: Double?
     /// Herald's commits in the phase, from its metrics.
@@ -41,19 +41,19 @@ func mosquittoSubPhase(_ workload: Workload, backlog: Bool, directory: Temporary
         _ = try await create.waitForExit()
         try await publish(workload, port: broker.port)
     }
+    var meter = CPUSplitMeter(broker: broker)
     let started = ContinuousClock.now
     let drain = try ChildProcess(executable: "/usr/bin/mosquitto_sub", arguments: common + ["-C", "\(workload.messages)"],
                                  logPath: directory.path("sub-\(backlog).log"))
-    var meter: LiveCPUMeter?
     if !backlog {
         try await eventually("mosquitto_sub to connect") { broker.log.contains(" as bench-sub ") }
-        meter = LiveCPUMeter(broker: broker)
+        meter = CPUSplitMeter(broker: broker)
         try await publish(workload, port: broker.port)
     }
     _ = try await drain.waitForExit(timeout: .seconds(600))
     let elapsed = seconds(ContinuousClock.now - started)
-    let liveCPU = meter.map { $0.finish(messages: workload.messages, consumerSeconds: $0.reapedChildrenSeconds()) }
-    return PhaseResult(rate: Double(workload.messages) / elapsed, liveCPU: liveCPU)
+    let split = meter.finish(messages: workload.messages, consumerSeconds: meter.reapedChildrenSeconds())
+    return PhaseResult(rate: Double(workload.messages) / elapsed, cpuSplit: split)
 }
 
 /// Herald taking the load through to committed rows and queued outputs. Unless `sinkDelivers`, the
@@ -86,18 +86,19 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
     let started: ContinuousClock.Instant
     var before = ProcessStats.start
     var databaseBefore = 0.0
-    var meter: LiveCPUMeter?
+    let meter: CPUSplitMeter
     if backlog {
         herald.child.signal(SIGTERM)
         _ = try await herald.child.waitForExit()
         try await publish(workload, port: broker.port)  // queued in Herald's persistent session
         databaseBefore = workload.postgres?.cpuSeconds() ?? 0
+        meter = CPUSplitMeter(broker: broker)
         started = .now
         herald = try HeraldProcess(configPath: configPath, logPath: directory.path("herald-\(name)-restart.log"))
     } else {
         before = ProcessStats(pid: herald.child.pid)
         databaseBefore = workload.postgres?.cpuSeconds() ?? 0
-        meter = LiveCPUMeter(broker: broker)
+        meter = CPUSplitMeter(broker: broker)
         started = .now
         publisher = Task { try await publish(workload, port: broker.port) }
     }
@@ -108,7 +109,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
     let peaks = memory.finish()
     let heraldCPU = after.cpuSeconds - before.cpuSeconds
     let databaseCPU = (workload.postgres?.cpuSeconds()).map { $0 - databaseBefore }
-    let liveCPU = meter?.finish(messages: workload.messages, consumerSeconds: heraldCPU)
+    let split = meter.finish(messages: workload.messages, consumerSeconds: heraldCPU, databaseSeconds: databaseCPU)
     try await publisher?.value
     var commits = CommitFigures(adminPort: configuration.adminPort)
     commits?.runSeconds = elapsed
@@ -125,7 +126,7 @@ func heraldPhase(_ workload: Workload, backlog: Bool, sinkDelivers: Bool = false
     _ = try await herald.child.waitForExit()
     return PhaseResult(rate: Double(workload.messages) / elapsed,
                        cpuPerThousand: heraldCPU / Double(workload.messages) * 1000,
-                       peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, liveCPU: liveCPU,
+                       peakRSSMiB: after.peakRSSMiB, peakRssAnonMiB: peaks.anonymous, cpuSplit: split,
                        databaseCPUPerThousand: databaseCPU.map { $0 / Double(workload.messages) * 1000 }, commits: commits,
                        kernel: after.kernelClause(since: before, messages: workload.messages),
                        outputsQueuedAtLastCommit: queuedAtLastCommit, outboxEmptyAfterSeconds: emptyAfter)

@@ -177,6 +177,7 @@ func benchMain() async throws {
                   + "\(format(delivering.rate / baseline.rate, 2)) with the sink delivering, \(format(backlog.rate / baseline.rate, 2)) with outputs queued")
             print("  \(runs.summary)")
             print("  \(runs.deliverySummary)")
+            print(runs.cpuRows)
             if workload.postgres == nil {
                 step("Python bridge backlog (paho-mqtt + sqlite3)")
                 let python = try await pythonBridgePhase(workload, directory: directory)
@@ -214,7 +215,7 @@ func benchMain() async throws {
             figures.scaleOut(result)
             lines.append(result.report(baseline: baseline.rate))
         }
-        print("scale-out (PostgreSQL with fsync on, \(LiveCPU.cores) cores, mosquitto_sub live \(format(baseline.rate)) msg/s):")
+        print("scale-out (PostgreSQL with fsync on, \(CPUSplit.cores) cores, mosquitto_sub live \(format(baseline.rate)) msg/s):")
         print(lines.joined(separator: "\n"))
         finish()
     }
@@ -313,10 +314,10 @@ func benchMain() async throws {
 
     /// Where the live phases' CPU went, and the live rate the cores could carry at Herald's cost.
     func liveCPURows(herald: PhaseResult, sub: PhaseResult) -> String {
-        guard let withHerald = herald.liveCPU, let withSub = sub.liveCPU else { return "live CPU: not measured" }
+        guard let withHerald = herald.cpuSplit, let withSub = sub.cpuSplit else { return "live CPU: not measured" }
         let ceiling = withHerald.ceiling
         return """
-            live CPU, s/1000 msgs (broker / publisher, this bench / consumer), \(LiveCPU.cores) cores:
+            live CPU, s/1000 msgs (broker / publisher, this bench / consumer\(withHerald.database == nil ? "" : " / PostgreSQL")), \(CPUSplit.cores) cores:
               with mosquitto_sub  \(withSub.figures): at this cost the cores carry at most \(format(withSub.ceiling)) msg/s
               with Herald         \(withHerald.figures): at most \(format(ceiling)) msg/s, \(format(ceiling / sub.rate, 2)) of mosquitto_sub's live rate (the CPU's cap on the live ratio)
             """
@@ -341,6 +342,7 @@ func benchMain() async throws {
         \(row("backlog", heraldBacklog, subBacklog, target: 0.5)) (outputs queued, the sink down)
           \(backlogs.summary)
           \(pythonRow(herald: heraldBacklog, python: pythonBacklog)) (outputs queued)
+        \(backlogs.cpuRows)
           Herald's commits, live: \(heraldLive.commits?.summary ?? "not read"); backlog, outputs queued: \(heraldBacklog.commits?.summary ?? "not read"); the sink delivering: \(deliveringBacklog.commits?.summary ?? "not read")
           Herald's CPU, live: \(heraldLive.kernel ?? "not read"); backlog, outputs queued: \(heraldBacklog.kernel ?? "not read"); the sink delivering: \(deliveringBacklog.kernel ?? "not read")
           the store alone (in-process route+commit, no broker, no parsing) \(format(routerOnly.commit)) msg/s, \(format(routerOnly.commit / subBacklog.rate, 2)) of mosquitto_sub's backlog rate (the single writer's cap on the backlog ratio)

@@ -5,14 +5,15 @@ import HeraldTestKit
 import Glibc
 #endif
 
-/// Where a live phase's CPU goes, in CPU seconds per 1,000 messages: the broker, this bench process
-/// (the publisher, plus its polls of the store; in a latency phase its subscribers too), the consumer
-/// (`mosquitto_sub` or Herald) and, when Herald stores into PostgreSQL and the phase measures it, the server.
+/// Where a phase's CPU goes, in CPU seconds per 1,000 messages: the broker, this bench process (live, the
+/// publisher; its polls of the store; in a latency phase its subscribers too), the consumer (`mosquitto_sub`
+/// or Herald) and, when Herald stores into PostgreSQL, the server.
 ///
-/// Live, every process shares the machine's cores, so a consumer's own cost slows the publisher it is
-/// compared with. From these figures the report derives how fast the cores could carry the load at
-/// all: `cores / (broker + publisher + consumer)`.
-struct LiveCPU {
+/// Every process shares the machine's cores: live, a consumer's own cost slows the publisher it is
+/// compared with; draining a backlog, it slows the broker that sends the backlog (and, with the sink
+/// delivering, takes Herald's outputs). From these figures the report derives how fast the cores could
+/// carry the load at all: `cores / (broker + publisher + consumer + server)`.
+struct CPUSplit {
     var broker: Double
     var publisher: Double
     var consumer: Double
@@ -34,7 +35,7 @@ struct LiveCPU {
 
 /// CPU seconds of the broker and of this process from a starting point; the consumer's are measured
 /// by the phase (Herald's from /proc, a reaped `mosquitto_sub`'s from this process's children).
-struct LiveCPUMeter {
+struct CPUSplitMeter {
     private let brokerPID: pid_t?
     private let brokerBefore: Double
     private let selfBefore: Double
@@ -49,11 +50,11 @@ struct LiveCPUMeter {
 
     /// The split over `messages`, with `consumerSeconds` as the consumer's CPU and `databaseSeconds` as
     /// the PostgreSQL server's, when there is one.
-    func finish(messages: Int, consumerSeconds: Double, databaseSeconds: Double? = nil) -> LiveCPU {
+    func finish(messages: Int, consumerSeconds: Double, databaseSeconds: Double? = nil) -> CPUSplit {
         let broker = (brokerPID.map { ProcessStats(pid: $0).cpuSeconds } ?? 0) - brokerBefore
         let publisher = processCPUSeconds() - selfBefore
         let perThousand = 1000 / Double(max(messages, 1))
-        return LiveCPU(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand,
+        return CPUSplit(broker: broker * perThousand, publisher: publisher * perThousand, consumer: consumerSeconds * perThousand,
                        database: databaseSeconds.map { $0 * perThousand })
     }
 
