@@ -4,8 +4,9 @@ import HeraldTestKit
 import MQTTAdapter
 import Testing
 
-/// The MQTT source reads the next burst while the last one commits. Its PUBACKs must still wait for
-/// every commit: here the first commit is held and then fails, so the broker must redeliver.
+/// The MQTT source reads the next burst while the last one commits, and commits it while the last one is
+/// synced. Its PUBACKs must still wait for every commit to be durable: here the first commit is held and
+/// then fails, or cannot be made durable, so the broker must redeliver.
 @Suite("MQTT acknowledgements while a commit runs")
 struct ReadAheadAcknowledgementTests {
     @Test func aPubackWaitsForTheCommitStillRunningAndAFailedCommitIsRedelivered() async throws {
@@ -29,6 +30,24 @@ struct ReadAheadAcknowledgementTests {
         // Had the PUBACK left before the commit ended, the broker would consider m1 delivered and never
         // send it again; the failed commit would have lost it.
         try await eventually("m1 to be redelivered and committed") { Self.messageIDs(ingest.records) == ["m1"] }
+        try await publisher.close()
+    }
+
+    @Test func aCommitThatCannotBeMadeDurableIsNotAcknowledged() async throws {
+        let broker = try await MosquittoBroker()
+        let source = try RunningSource(yaml: RunningSource.yaml("unsynced", broker: broker, extra: "    max_batch: 1"), prepare: { ingest in
+                ingest.failNextDurabilities(1)
+            })
+        defer { source.task.cancel() }
+        let ingest = source.ingest
+        try await eventually("the source to connect") { source.context.health.snapshot.connected }
+
+        let publisher = try await TestMQTTClient(port: broker.port)
+        try publisher.publish("chats/c1/messages", #"{"id":"m1","from":"alice","to":["bob"],"body":"hi","sent_at":1700000000000}"#)
+        try await publisher.waitForAcknowledgements(1)
+        // The first commit records m1 and then cannot be made durable: had its PUBACK left once the
+        // transaction returned, the broker would not send m1 again.
+        try await eventually("m1 to be redelivered and committed again") { Self.messageIDs(ingest.records) == ["m1", "m1"] }
         try await publisher.close()
     }
 

@@ -51,17 +51,37 @@ public final class EventRouter: IngestHandle {
         self.rejectionLog = RateLimitedLog(intervalMilliseconds: 10_000)
     }
 
-    /// Applies `records` in order and stores `checkpoints`, in one transaction.
+    /// Applies `records` in order and stores `checkpoints`, in one transaction, durable on return.
     public func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport {
-        guard !records.isEmpty || !checkpoints.isEmpty else { return IngestReport() }
+        try commit(records, checkpoints: checkpoints, deferringDurability: false).report
+    }
+
+    /// Applies `records` and stores `checkpoints` in one transaction, and returns once it is committed:
+    /// the store makes it durable while the next one runs (``ChatStore/writeDeferringDurability(_:)``).
+    public func commitDeferringDurability(_ records: [SourceRecord], checkpoints: [SourceCheckpoint])
+        throws(IngestError) -> (report: IngestReport, durability: CommitDurability) {
+        try commit(records, checkpoints: checkpoints, deferringDurability: true)
+    }
+
+    private func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint], deferringDurability: Bool)
+        throws(IngestError) -> (report: IngestReport, durability: CommitDurability) {
+        guard !records.isEmpty || !checkpoints.isEmpty else { return (IngestReport(), .durable) }
         let started = ContinuousClock.now
         let tapping = tap?.isActive == true
         var batch = AppliedBatch()
+        var durability = CommitDurability.durable
         var attempt = 0
         while true {
             attempt += 1
             do {
-                batch = try store.write { tx in try applyBatch(records, checkpoints: checkpoints, tapping: tapping, in: tx) }
+                let body = { (tx: any ChatTransaction) throws -> AppliedBatch in
+                    try self.applyBatch(records, checkpoints: checkpoints, tapping: tapping, in: tx)
+                }
+                if deferringDurability {
+                    (batch, durability) = try store.writeDeferringDurability(body)
+                } else {
+                    batch = try store.write(body)
+                }
                 break
             } catch let conflict as StoreConflict where attempt < Self.conflictAttempts {
                 logger.debug("Batch met a concurrent write; applying it again.", metadata: ["conflict": "\(conflict)"])
@@ -94,7 +114,20 @@ public final class EventRouter: IngestHandle {
         }
         logRejections(batch.deadLetters)
         if report.outputs > 0 { signal.notify() }
-        return report
+        return (report, deferringDurability ? failingVisibly(durability, records: records.count) : durability)
+    }
+
+    /// `durability`, counted as a failed commit (metrics, readiness) when it fails.
+    private func failingVisibly(_ durability: CommitDurability, records: Int) -> CommitDurability {
+        CommitDurability { [metrics, commitHealth, clock] in
+            do {
+                try durability.wait()
+            } catch {
+                metrics.commitFailures.increment()
+                commitHealth.recordFailure("\(error)", at: clock.now())
+                throw IngestError("commit of \(records) records failed: \(error)")
+            }
+        }
     }
 
     /// Batches of at least this many records reserve their outbox from the estimate and teach it. Smaller

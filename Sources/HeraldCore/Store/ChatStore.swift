@@ -29,6 +29,10 @@ public struct MessageKey: Hashable, Comparable, Sendable {
 public protocol ChatStore: Sendable {
     /// Runs `body` in one write transaction.
     func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T
+    /// Runs `body` in one write transaction like ``write(_:)``, but may return once it is committed and
+    /// before it is durable, releasing the writer for the next transaction: the returned wait returns once
+    /// it is durable. The default is ``write(_:)``, durable on return.
+    func writeDeferringDurability<T>(_ body: (any ChatTransaction) throws -> T) throws -> (T, CommitDurability)
     /// Throws the reason the store would refuse a write now, changing nothing: what readiness asks
     /// between commits. An empty write by default; a database server that turned read-only under an open
     /// connection still commits an empty transaction, so a backend that can tell says so here.
@@ -108,6 +112,10 @@ public struct LeaseRecord: Sendable, Hashable {
 }
 
 extension ChatStore {
+    /// ``write(_:)``: durable on return.
+    public func writeDeferringDurability<T>(_ body: (any ChatTransaction) throws -> T) throws -> (T, CommitDurability) {
+        (try write(body), .durable)
+    }
     /// One process per store: every lease is granted.
     public func holdLease(_ name: String, holder: String, ttl: Duration) throws -> Bool { true }
     /// Nothing to give up.

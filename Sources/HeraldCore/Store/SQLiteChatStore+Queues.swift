@@ -46,7 +46,7 @@ extension SQLiteChatStore {
     public func removeOutputs(sink: String, delivered: [Int64]) throws {
         guard let first = delivered.min(), let last = delivered.max() else { return }
         let from = OutboxPack.place(of: first).pack, through = OutboxPack.place(of: last)
-        try pool.write { db in
+        try writeDurably { db in
             var removed = 0
             if from < through.pack {
                 let gone = try Int.fetchAll(db.cachedStatement(sql: Self.removePacksSQL), arguments: [from, through.pack - 1, sink])
@@ -84,7 +84,7 @@ extension SQLiteChatStore {
     public func recordFailedAttempt(sink: String, sequences: [Int64]) throws {
         let packs = Set(sequences.map { OutboxPack.place(of: $0).pack })
         guard !packs.isEmpty else { return }
-        try pool.write { db in
+        try writeDurably { db in
             for pack in packs.sorted() {
                 try db.execute(sql: "UPDATE outbox_packs SET attempts = attempts + 1 WHERE seq = ? AND sink = ?", arguments: [pack, sink])
             }
@@ -133,7 +133,7 @@ extension SQLiteChatStore {
     /// delivered count moves past it.
     public func deadLetterOutput(_ envelope: OutboxEnvelope, sink: String, rejection: Rejection, at time: Timestamp) throws {
         let place = OutboxPack.place(of: envelope.sequence)
-        try pool.write { db in
+        try writeDurably { db in
             // The same dead-letter row, and count of open letters, as a rejected input's.
             let origin = "outbox/\(envelope.sequence) \(envelope.kind.rawValue) for \(envelope.recipient)"
             let provenance = Provenance(adapter: sink, origin: origin, rawSize: envelope.payload.count, receivedAt: time)
@@ -150,7 +150,7 @@ extension SQLiteChatStore {
     /// Removes up to `limit` selected dead letters, oldest first, and takes the open ones among them off
     /// the count of open letters, in one transaction.
     public func purgeDeadLetters(_ selection: DeadLetterSelection, limit: Int) throws -> Int {
-        try pool.write { db in
+        try writeDurably { db in
             var arguments = Self.arguments(of: selection)
             _ = arguments.append(contentsOf: [limit])
             let removed = try Row.fetchAll(db, sql: """
@@ -180,7 +180,7 @@ extension SQLiteChatStore {
 
     /// Marks a dead-lettered input as replayed successfully (again, if it was already).
     public func markReplayed(deadLetter id: Int64, at time: Timestamp) throws {
-        try pool.write { db in
+        try writeDurably { db in
             try db.execute(sql: "UPDATE dead_letters SET replayed_at = ? WHERE id = ? AND replayed_at IS NULL", arguments: [time.milliseconds, id])
             if db.changesCount > 0 {
                 try StoreCounter.add(-1, to: StoreCounter.openDeadLetters, in: db)

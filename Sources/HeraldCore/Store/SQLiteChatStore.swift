@@ -14,6 +14,8 @@ public final class SQLiteChatStore: ChatStoreInspection {
 
     let pool: DatabasePool
     let readOnly: Bool
+    /// With `durability: full`, the sync of the log after each commit (``WALSync``); `nil` otherwise.
+    let walSync: WALSync?
     /// The database file.
     public let path: String
 
@@ -58,6 +60,14 @@ public final class SQLiteChatStore: ChatStoreInspection {
             throw SQLiteStoreError.cannotOpen(path: path, detail: error.message ?? "\(error.resultCode)")
         }
         self.readOnly = readOnly
+        // Opened and migrated with `synchronous = FULL`; from here each commit is synced after the writer
+        // is released (``WALSync``), which makes it as durable.
+        if durability == .full && !readOnly {
+            try pool.writeWithoutTransaction { db in try db.execute(sql: "PRAGMA synchronous = NORMAL") }
+            walSync = WALSync(storePath: path)
+        } else {
+            walSync = nil
+        }
     }
 
     /// The writer connection's page cache in KiB, as SQLite reports it.
@@ -69,19 +79,38 @@ public final class SQLiteChatStore: ChatStoreInspection {
         }
     }
 
-    /// The durability the writer connection actually runs with (SQLite's `synchronous` setting).
+    /// The durability the writer's commits actually get: SQLite's `synchronous` setting, `FULL`, or
+    /// `NORMAL` with the log synced after each commit (``WALSync``).
     public func effectiveDurability() throws -> Durability? {
         let level = try pool.writeWithoutTransaction { db in try Int.fetchOne(db, sql: "PRAGMA synchronous") }
         switch level {
         case 2, 3: return .full
-        case 1: return .normal
+        case 1: return walSync == nil ? .normal : .full
         default: return nil
         }
     }
 
-    /// Runs `body` in one write transaction.
+    /// How often the log was synced after commits (``WALSync``); 0 unless `durability` is `full`.
+    public var logSyncs: Int { walSync?.completed ?? 0 }
+
+    /// Runs `body` in one write transaction, durable on return.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
-        try pool.write { db in try body(SQLiteTransaction(db: db)) }
+        try writeDurably { db in try body(SQLiteTransaction(db: db)) }
+    }
+
+    /// Runs `body` in one write transaction and returns once it is committed: the writer is free for the
+    /// next transaction while the returned wait syncs the log (``WALSync``).
+    public func writeDeferringDurability<T>(_ body: (any ChatTransaction) throws -> T) throws -> (T, CommitDurability) {
+        let result = try pool.write { db in try body(SQLiteTransaction(db: db)) }
+        guard let walSync else { return (result, .durable) }
+        return (result, CommitDurability { try walSync.sync() })
+    }
+
+    /// Runs `body` in one write transaction on the writer connection, durable on return.
+    func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
+        let result = try pool.write(body)
+        try walSync?.sync()
+        return result
     }
 
     /// A user's badge from committed data.

@@ -80,9 +80,22 @@ public protocol IngestHandle: Sendable {
     func commit(_ records: [SourceRecord], checkpoints: [SourceCheckpoint]) throws(IngestError) -> IngestReport
     /// The committed value of a checkpoint, or `nil` if none was stored.
     func checkpoint(source: String, key: String) throws(IngestError) -> String?
+    /// Commits like ``commit(_:checkpoints:)``, but may return before the transaction is durable: the
+    /// caller acknowledges upstream only once the returned ``CommitDurability/wait()`` has returned, and
+    /// may commit its next batch meanwhile. Commits are durable in the order they returned.
+    ///
+    /// The default commits with ``commit(_:checkpoints:)`` and returns ``CommitDurability/durable``.
+    func commitDeferringDurability(_ records: [SourceRecord], checkpoints: [SourceCheckpoint])
+        throws(IngestError) -> (report: IngestReport, durability: CommitDurability)
 }
 
 extension IngestHandle {
+    /// Commits with ``commit(_:checkpoints:)``: durable on return.
+    public func commitDeferringDurability(_ records: [SourceRecord], checkpoints: [SourceCheckpoint])
+        throws(IngestError) -> (report: IngestReport, durability: CommitDurability) {
+        (try commit(records, checkpoints: checkpoints), .durable)
+    }
+
     /// Applies `records` in order in one transaction (no checkpoint).
     public func commit(_ records: [SourceRecord]) throws(IngestError) -> IngestReport {
         try commit(records, checkpoints: [])

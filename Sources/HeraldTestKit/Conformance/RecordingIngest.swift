@@ -10,6 +10,7 @@ public final class RecordingIngest: IngestHandle {
         ([], 0, 0, [:], []))
     private let hold = Mutex<(requested: Bool, waiting: Bool)>((false, false))
     private let release = DispatchSemaphore(value: 0)
+    private let durabilityFailures = Mutex(0)
 
     /// Creates an empty recorder.
     public init() {}
@@ -49,6 +50,23 @@ public final class RecordingIngest: IngestHandle {
         }
         return report
     }
+
+    /// Commits with ``commit(_:checkpoints:)``; its durability fails if ``failNextDurabilities(_:)`` asked
+    /// for it (as a disk whose sync fails after the transaction would), else it is durable already.
+    public func commitDeferringDurability(_ records: [SourceRecord], checkpoints: [SourceCheckpoint])
+        throws(IngestError) -> (report: IngestReport, durability: CommitDurability) {
+        let report = try commit(records, checkpoints: checkpoints)
+        let fail = durabilityFailures.withLock { failures -> Bool in
+            guard failures > 0 else { return false }
+            failures -= 1
+            return true
+        }
+        return (report, fail ? CommitDurability { throw IngestError("sync failed on purpose (conformance check)") } : .durable)
+    }
+
+    /// Makes the durability of the next `count` commits through
+    /// ``commitDeferringDurability(_:checkpoints:)`` fail, after their records are recorded.
+    public func failNextDurabilities(_ count: Int) { durabilityFailures.withLock { $0 = count } }
 
     /// The last committed value of a checkpoint.
     public func checkpoint(source: String, key: String) throws(IngestError) -> String? {

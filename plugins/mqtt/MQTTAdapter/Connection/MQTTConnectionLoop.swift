@@ -10,9 +10,9 @@ import Synchronization
 /// queued because the client is in the threaded state) → hand the burst's commit
 /// (``Hooks/takeBurst``) to a ``BurstCommitter`` → while it commits, gather the next burst from
 /// what arrives (up to `maxBurst`; the commit's end wakes the loop) → when it ends, commit what was
-/// gathered, up to ``maxUnacknowledgedBursts`` in a row → once a commit ends with nothing gathered (or
-/// that bound is reached), every burst read is committed: write queued packets (the PUBACKs leave
-/// only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
+/// gathered (while the store syncs the last commit), up to ``maxUnacknowledgedBursts`` in a row → once
+/// a commit ends with nothing gathered (or that bound is reached), wait until every burst read is
+/// committed and durable: write queued packets (the PUBACKs leave only now) → keepalive. Bursts therefore grow with the commit time: under load, more messages share
 /// each commit's database pages. An idle committer does not wait for a full burst: it takes what was
 /// read once that is half of one. Under a steady load a small burst waits out the commit interval
 /// first (``CommitPacing``), so commits do not shrink to a few messages each.
@@ -30,8 +30,9 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         /// The broker refused subscriptions (their filters and reasons), or `nil` once every one is granted.
         var onProblem: @Sendable (_ problem: String?) -> Void = { _ in }
         /// After each burst: the commit of what the burst read (run on the committer's thread, one
-        /// at a time, in order), or `nil` when there is nothing to commit.
-        var takeBurst: @Sendable () -> (@Sendable () throws -> Void)? = { nil }
+        /// at a time, in order), returning the wait for it to be durable, or `nil` when there is nothing
+        /// to commit.
+        var takeBurst: @Sendable () -> (@Sendable () throws -> CommitDurability)? = { nil }
     }
 
     /// Bursts read ahead of their acknowledgement: the loop reads the next burst while the last
@@ -167,7 +168,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
             }
             if committer.isRunning && gathered < maxBurst { continue }
             if pacing.delay(gathered: gathered, now: .now) > .zero { continue }
-            try committer.wait()
+            try committer.waitForTransaction()
             let burst = gathered
             if let commit = hooks.takeBurst() {
                 gathered = 0
@@ -175,9 +176,9 @@ final class MQTTConnectionLoop: @unchecked Sendable {
                 try committer.start(commit)
                 unacknowledgedBursts += 1
                 if unacknowledgedBursts < Self.maxUnacknowledgedBursts { continue }
-                try committer.wait()
             }
-            // Every burst read is committed: acknowledge them.
+            // Every burst read is committed and durable: acknowledge them.
+            try committer.wait()
             unacknowledgedBursts = 0
             do {
                 try client.writePending()
@@ -187,7 +188,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
             }
         }
         try committer.wait()
-        if let commit = hooks.takeBurst() { try commit() }
+        if let commit = hooks.takeBurst() { try commit().wait() }
         try? client.writePending()
         client.disconnect()
         hooks.onConnectionChange(false)
@@ -218,7 +219,7 @@ final class MQTTConnectionLoop: @unchecked Sendable {
         } catch {
             // Keep what was read: it cannot be acknowledged now, so the broker redelivers it.
             try? committer.wait()
-            if let commit = hooks.takeBurst() { try? commit() }
+            if let commit = hooks.takeBurst() { try? commit().wait() }
             throw LoopError.client(error)
         }
     }

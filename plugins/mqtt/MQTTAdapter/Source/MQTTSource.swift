@@ -7,8 +7,9 @@ import Mosquitto
 ///
 /// Delivery guarantee: a message the broker considers delivered is in the store or the dead-letter
 /// queue. libmosquitto runs in its threaded state, so a PUBACK is queued during the read and written
-/// by the loop's write step, which runs only once ``IngestHandle/commit(_:)`` has returned for every
-/// burst read so far (the next burst is read while one commits; see ``MQTTConnectionLoop``). A crash between
+/// by the loop's write step, which runs only once every burst read so far is committed and durable
+/// (``IngestHandle/commitDeferringDurability(_:checkpoints:)`` and its wait: the next burst is read while
+/// one commits, and committed while the last is synced; see ``MQTTConnectionLoop``). A crash between
 /// the two leaves the message unacknowledged; the broker redelivers it and the store's idempotency
 /// (chat, message id) makes the redelivery a no-op.
 public struct MQTTSource: SourceAdapter {
@@ -48,7 +49,7 @@ public struct MQTTSource: SourceAdapter {
             takeBurst: {
                 guard !batch.records.isEmpty else { return nil }
                 let records = batch.take()
-                return { _ = try ingest.commit(records) }
+                return { try ingest.commitDeferringDurability(records, checkpoints: []).durability }
             })
         if options.tls?.insecure == true {
             context.logger.warning("TLS host name verification is OFF for this MQTT source. Use only in development.")
