@@ -86,9 +86,7 @@ public final class EventRouter: IngestHandle {
             } catch let conflict as StoreConflict where attempt < Self.conflictAttempts {
                 logger.debug("Batch met a concurrent write; applying it again.", metadata: ["conflict": "\(conflict)"])
             } catch {
-                metrics.commitFailures.increment()
-                commitHealth.recordFailure("\(error)", at: clock.now())
-                throw IngestError("commit of \(records.count) records failed: \(error)")
+                throw Self.failedCommit(of: records.count, error, metrics: metrics, health: commitHealth, clock: clock)
             }
         }
         commitHealth.recordSuccess()
@@ -123,11 +121,18 @@ public final class EventRouter: IngestHandle {
             do {
                 try durability.wait()
             } catch {
-                metrics.commitFailures.increment()
-                commitHealth.recordFailure("\(error)", at: clock.now())
-                throw IngestError("commit of \(records) records failed: \(error)")
+                throw Self.failedCommit(of: records, error, metrics: metrics, health: commitHealth, clock: clock)
             }
         }
+    }
+
+    /// Counts a commit of `records` records that failed with `error`, reports it to readiness, and returns
+    /// the error a source sees.
+    private static func failedCommit(of records: Int, _ error: any Error, metrics: RouterMetrics, health: CommitHealth,
+                                     clock: any WallClock) -> IngestError {
+        metrics.commitFailures.increment()
+        health.recordFailure("\(error)", at: clock.now())
+        return IngestError("commit of \(records) records failed: \(error)")
     }
 
     /// Batches of at least this many records reserve their outbox from the estimate and teach it. Smaller

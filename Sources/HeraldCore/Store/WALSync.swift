@@ -91,8 +91,8 @@ final class WALSync: @unchecked Sendable {
     }
 
     private func isCurrentLog(_ descriptor: Int32) -> Bool {
-        var open = stat(), named = stat()
-        guard fstat(descriptor, &open) == 0, stat(path, &named) == 0 else { return false }
-        return open.st_dev == named.st_dev && open.st_ino == named.st_ino
+        var held = stat(), named = stat()
+        guard fstat(descriptor, &held) == 0, stat(path, &named) == 0 else { return false }
+        return held.st_dev == named.st_dev && held.st_ino == named.st_ino
     }
 }
