@@ -69,6 +69,28 @@ struct EventRouterTests {
         }
     }
 
+    @Test(arguments: StoreBackend.allCases) func aReadOverManySendersSendsEachOfThemOneReceiptInOrder(_ backend: StoreBackend) async throws {
+        let harness = try await RouterHarness(backend)
+        try await offCooperativePool {
+            // 24 senders, more than a receipt's senders are kept in an array for: each writes twice, out of
+            // order, some before the read's commit (stored ranges) and some in it (the batch's messages).
+            let senders = (0..<24).map { UserID("s\(($0 * 7) % 24 + 10)") }
+            let stored = senders.enumerated().map { index, sender in
+                message("big", MessageID("a\(index)"), from: sender, to: ["zed"], at: Int64(1000 + index))
+            }
+            try harness.apply(Array(stored[..<16]))
+            let later = senders.enumerated().map { index, sender in
+                message("big", MessageID("b\(index)"), from: sender, to: ["zed"], at: Int64(2000 + index))
+            }
+            var batch = Array(stored[16...]) + later.reversed()
+            batch.append(read("zed", "big", upTo: "b23"))
+            // Each sender's own messages move their position too, with receipts to the others: zed's are apart.
+            let receipts = try harness.outputs(batch).compactMap(\.receipt).filter { $0.reader == "zed" }
+            #expect(receipts.map(\.recipient) == senders.sorted())
+            #expect(receipts.allSatisfy { $0.upTo == "b23" })
+        }
+    }
+
     @Test(arguments: StoreBackend.allCases) func duplicateMessageHasNoEffectAndIsCounted(_ backend: StoreBackend) async throws {
         let harness = try await RouterHarness(backend)
         try await offCooperativePool {

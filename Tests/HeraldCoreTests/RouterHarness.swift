@@ -80,10 +80,17 @@ struct RouterHarness: Sendable {
 
     /// Applies events (one commit) and returns the report.
     @discardableResult
-    func apply(_ events: ChatEvent...) throws -> IngestReport { try router.commit(events.map(record)) }
+    func apply(_ events: ChatEvent...) throws -> IngestReport { try apply(events) }
+
+    /// Applies events (one commit) and returns the report.
+    @discardableResult
+    func apply(_ events: [ChatEvent]) throws -> IngestReport { try router.commit(events.map(record)) }
 
     /// Applies events and returns only the outputs they produced (draining the outbox).
-    func outputs(_ events: ChatEvent...) throws -> [Output] {
+    func outputs(_ events: ChatEvent...) throws -> [Output] { try outputs(events) }
+
+    /// Applies events (one commit) and returns only the outputs they produced (draining the outbox).
+    func outputs(_ events: [ChatEvent]) throws -> [Output] {
         try drain()
         _ = try router.commit(events.map(record))
         return try drain()

@@ -27,7 +27,8 @@ import tempfile
 # commit's apply on the apply queue, BackgroundWork.start's closure), counted apart and added in.
 PHASES = [
     ("normalise (EventPayloadDecoder.decode)", re.compile(r"EventPayloadDecoderV6decode_2as8bindings"), None),
-    ("route + commit (EventRouter.commit)", re.compile(r"EventRouterC6commit_11checkpoints"),
+    # The public commit and the private one that defers durability (a file-private name: `commit33_…LL_`).
+    ("route + commit (EventRouter.commit)", re.compile(r"EventRouterC6commit(33_[0-9A-F]+LL)?_11checkpoints"),
      ("in the apply on the apply queue", re.compile(r"BackgroundWorkC5start2on_.*AppliedBatch"))),
 ]
 LINE = re.compile(r"^\s*([\d,]+)\s+\([\s\d.]+%\)\s+(?:\*\s+)?\S*?:(\S+)")

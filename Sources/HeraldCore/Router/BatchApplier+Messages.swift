@@ -21,8 +21,13 @@ extension BatchApplier {
         // The users to recount, each once (a handful: an array, see `settleUnread`).
         var recount: [UserID] = membership.declared == true ? [] : joining
 
-        // Reads that arrived before this message now resolve; the sender has read up to it.
+        // Room for a receipt to each other member and a notification to each (past 64 outputs, growing
+        // costs less than what a large group's reservation would take).
+        let members = model.sortedMembers(of: chat)
         var outputs: [Output] = []
+        outputs.reserveCapacity(min(2 * members.count, 64))
+
+        // Reads that arrived before this message now resolve; the sender has read up to it.
         for pending in model.takePendingReads(MessageRef(chat: chat, id: message.id)) {
             _ = try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt, receipts: &outputs)
             if !recount.contains(pending.user) { recount.append(pending.user) }
@@ -30,32 +35,33 @@ extension BatchApplier {
         if try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt, receipts: &outputs) {
             if !recount.contains(message.sender) { recount.append(message.sender) }
         }
-        var changed = try settleUnread(recount, in: chat)
+        let settled = try settleUnread(recount, in: chat)
 
-        // Everyone else: +1 when the message is after their position (a late message may already be read).
+        // Everyone else: +1 when the message is after their position (a late message may already be read);
+        // a live message to those looking at the chat, a notification with their new total to the others.
         let positions = model.readPositions(chat: chat)
-        var unreadFor: [UserID] = []
-        for user in model.sortedMembers(of: chat) where user != message.sender {
+        let focus = model.presence(chat: chat)
+        let preview = preview(of: message.body)
+        var incremented: [UserID] = []
+        incremented.reserveCapacity(members.count)
+        for user in members where user != message.sender {
             guard positions[user].map({ key > $0 }) ?? true else { continue }
-            unreadFor.append(user)
-            if !recount.contains(user) {
-                try model.incrementUnread(user: user, chat: chat)
-                changed.append(user)
+            let total: Int
+            if recount.contains(user) {
+                total = model.unreadTotal(of: user)
+            } else {
+                total = try model.incrementUnread(user: user, chat: chat)
+                incremented.append(user)
             }
-        }
-
-        let focus = unreadFor.isEmpty ? [:] : model.presence(chat: chat)
-        outputs.reserveCapacity(outputs.count + unreadFor.count)
-        for user in unreadFor {
             if let until = focus[user], until > now {
                 outputs.append(.liveMessage(LiveMessage(recipient: user, message: message)))
             } else {
                 outputs.append(.notification(InAppNotification(
                     recipient: user, chat: chat, messageID: message.id, sender: message.sender,
-                    preview: preview(of: message.body), badgeTotal: model.unreadTotal(of: user))))
+                    preview: preview, badgeTotal: total)))
             }
         }
-        return Effect(applied: true, outputs: outputs, badgeUsers: Self.inOrder(changed))
+        return Effect(applied: true, outputs: outputs, badgeUsers: Self.inOrder(settled, merging: incremented))
     }
 
     /// The start of a body, at most ``RouterPolicy/previewLength`` characters including the ellipsis.

@@ -54,17 +54,22 @@ struct BatchApplier {
         func receipt(to sender: UserID) -> Output {
             .readReceipt(ReadReceipt(recipient: sender, chat: chat, upTo: target.id, reader: reader, readAt: readAt))
         }
-        // A direct chat's reply covers one sender: no sorted copy of the set for that.
-        if senders.count == 1, let sender = senders.first {
-            receipts.append(receipt(to: sender))
-        } else {
-            for sender in senders.sorted() { receipts.append(receipt(to: sender)) }
-        }
+        for sender in senders.sorted() { receipts.append(receipt(to: sender)) }
         return true
     }
 
     /// Users in order, for ``Effect/badgeUsers``; one or none need no sorted copy.
     static func inOrder(_ users: [UserID]) -> [UserID] { users.count < 2 ? users : users.sorted() }
+
+    /// `sorted` and `others` (a few users, none of them in `sorted`) in order, for ``Effect/badgeUsers``:
+    /// each of `others` goes in at its place, where sorting the whole list again would compare every user.
+    static func inOrder(_ others: [UserID], merging sorted: [UserID]) -> [UserID] {
+        guard !others.isEmpty else { return sorted }
+        guard !sorted.isEmpty else { return inOrder(others) }
+        var users = sorted
+        for user in others { users.insert(user, at: users.firstIndex { user < $0 } ?? users.endIndex) }
+        return users
+    }
 }
 
 /// What applying one event did.

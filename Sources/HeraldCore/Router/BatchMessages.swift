@@ -21,7 +21,7 @@ struct BatchMessages {
     }
 
     /// Adds to `result` the senders other than `user` of the messages in `(after, through]`.
-    func addSenders(after: MessageKey?, through: MessageKey, excluding user: UserID, to result: inout Set<UserID>) {
+    func addSenders(after: MessageKey?, through: MessageKey, excluding user: UserID, to result: inout DistinctUsers) {
         var index = firstIndex(after: after)
         while index < keys.count, keys[index] <= through {
             if senders[index] != user { result.insert(senders[index]) }

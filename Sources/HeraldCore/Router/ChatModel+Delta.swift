@@ -21,11 +21,11 @@ extension ChatModel {
         delta.pendingReadsResolved = slice.pendingReads.keys.filter { currentPendingReads[$0] == nil }
         for (user, counters) in currentUnread {
             let loaded = slice.unread[user] ?? [:]
-            for (chat, count) in counters {
+            for (chat, count) in counters.chats {
                 let change = count - (loaded[chat] ?? 0)
                 if change != 0 { delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: change)) }
             }
-            for (chat, count) in loaded where counters[chat] == nil && count != 0 {
+            for (chat, count) in loaded where counters.chats[chat] == nil && count != 0 {
                 delta.unreadDeltas.append(UnreadDelta(user: user, chat: chat, delta: -count))
             }
         }

@@ -17,8 +17,9 @@ struct ChatModel {
     private(set) var currentPositions: [ChatID: [UserID: MessageKey]]
     private(set) var currentPendingReads: [MessageRef: [UserID: Timestamp]]
     private(set) var currentPresence: [ChatID: [UserID: Timestamp]]
-    private(set) var currentUnread: [UserID: [ChatID: Int]]
-    private var unreadTotals: [UserID: Int]
+    /// Each loaded user's counters, with their total (a change to a counter changes both with one lookup
+    /// of the user).
+    private(set) var currentUnread: [UserID: UserCounters]
 
     /// Creates the model of a batch that stores at most `messages` messages (room is reserved for them).
     init(slice: StateSlice, messages: Int = 0) {
@@ -30,8 +31,7 @@ struct ChatModel {
         currentPositions = slice.readPositions
         currentPendingReads = slice.pendingReads
         currentPresence = slice.presence
-        currentUnread = slice.unread
-        unreadTotals = slice.unread.mapValues { $0.values.reduce(0, +) }
+        currentUnread = slice.unread.mapValues { UserCounters(chats: $0, total: $0.values.reduce(0, +)) }
     }
 
     // MARK: Messages
@@ -61,8 +61,8 @@ struct ChatModel {
     }
 
     /// Senders other than `reader` of the messages in `(after, through]`.
-    func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws(StateSliceError) -> Set<UserID> {
-        var senders: Set<UserID> = []
+    func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws(StateSliceError) -> DistinctUsers {
+        var senders = DistinctUsers()
         try ranges(chat: chat, user: reader).addSenders(after: after, through: through, newest: slice.newestMessage[chat], to: &senders)
         batchMessages[chat]?.addSenders(after: after, through: through, excluding: reader, to: &senders)
         return senders
@@ -142,7 +142,7 @@ struct ChatModel {
     /// The unread count of (user, chat).
     func unread(user: UserID, chat: ChatID) throws(StateSliceError) -> Int {
         guard let counters = currentUnread[user] else { throw StateSliceError("unread counters of \(user) not loaded") }
-        return counters[chat] ?? 0
+        return counters.chats[chat] ?? 0
     }
 
     /// Sets the unread count of (user, chat).
@@ -151,32 +151,38 @@ struct ChatModel {
     mutating func setUnread(user: UserID, chat: ChatID, to count: Int) throws(StateSliceError) -> Bool {
         let index = try counters(of: user)
         let previous = count == 0
-            ? currentUnread.values[index].removeValue(forKey: chat) : currentUnread.values[index].updateValue(count, forKey: chat)
+            ? currentUnread.values[index].chats.removeValue(forKey: chat)
+            : currentUnread.values[index].chats.updateValue(count, forKey: chat)
         guard (previous ?? 0) != count else { return false }
-        unreadTotals[user, default: 0] += count - (previous ?? 0)
+        currentUnread.values[index].total += count - (previous ?? 0)
         return true
     }
 
     /// Adds one to the unread count of (user, chat).
-    mutating func incrementUnread(user: UserID, chat: ChatID) throws(StateSliceError) {
-        currentUnread.values[try counters(of: user)][chat, default: 0] += 1
-        unreadTotals[user, default: 0] += 1
+    /// - Returns: the user's unread total after it.
+    @discardableResult
+    mutating func incrementUnread(user: UserID, chat: ChatID) throws(StateSliceError) -> Int {
+        let index = try counters(of: user)
+        currentUnread.values[index].chats[chat, default: 0] += 1
+        currentUnread.values[index].total += 1
+        return currentUnread.values[index].total
     }
 
     /// Where `user`'s counters are (each is changed in place, with one lookup of the user).
-    private func counters(of user: UserID) throws(StateSliceError) -> [UserID: [ChatID: Int]].Index {
+    private func counters(of user: UserID) throws(StateSliceError) -> [UserID: UserCounters].Index {
         guard let index = currentUnread.index(forKey: user) else { throw StateSliceError("unread counters of \(user) not loaded") }
         return index
     }
 
     /// A user's unread total over all chats.
-    func unreadTotal(of user: UserID) -> Int { unreadTotals[user] ?? 0 }
+    func unreadTotal(of user: UserID) -> Int { currentUnread[user]?.total ?? 0 }
 
     /// A user's badge as the model stands.
     func badge(for user: UserID) -> BadgeUpdate {
+        guard let counters = currentUnread[user] else { return BadgeUpdate(recipient: user, unread: 0, chats: [:]) }
         var chats: [ChatID: Int] = [:]
-        for (chat, count) in currentUnread[user] ?? [:] where count != 0 { chats[chat] = count }
-        return BadgeUpdate(recipient: user, unread: unreadTotal(of: user), chats: chats)
+        for (chat, count) in counters.chats where count != 0 { chats[chat] = count }
+        return BadgeUpdate(recipient: user, unread: counters.total, chats: chats)
     }
 
     // MARK: Presence
@@ -188,4 +194,12 @@ struct ChatModel {
     mutating func setPresence(user: UserID, chat: ChatID, until: Timestamp?) {
         currentPresence[chat, default: [:]][user] = until
     }
+}
+
+/// One user's unread counters in a batch's model, and their sum.
+struct UserCounters {
+    /// The count of each chat with unread messages (a chat at 0 may be absent).
+    var chats: [ChatID: Int]
+    /// The sum of `chats`.
+    var total: Int
 }

@@ -30,7 +30,7 @@ struct StoredRanges {
     }
 
     /// Adds to `senders` the senders other than the user of stored messages in `(after, through]`.
-    func addSenders(after: MessageKey?, through: MessageKey, newest: MessageKey?, to senders: inout Set<UserID>) throws(StateSliceError) {
+    func addSenders(after: MessageKey?, through: MessageKey, newest: MessageKey?, to senders: inout DistinctUsers) throws(StateSliceError) {
         guard let newest, after.map({ $0 < newest }) ?? true else { return }
         guard var index = intervals.firstIndex(where: { $0.after == after }) else {
             throw StateSliceError("no stored range starts at \(String(describing: after))")
