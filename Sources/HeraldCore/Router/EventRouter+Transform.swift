@@ -17,8 +17,11 @@ extension EventRouter {
             let expectedRows = records.count * outboxRowsPerThousandRecords.load(ordering: .relaxed) / 1000
             outbox.reserveCapacity(expectedRows + expectedRows / 16)
         }
-        var badges = LatestBadges()
-        var receipts = LatestReceipts()
+        // A badge goes to a loaded user, and most receipts of a large commit have a reader and a chat of
+        // their own: the slice's users size both tables.
+        let users = reserving ? slice.unread.count : 0
+        var badges = LatestBadges(reservingCapacity: users)
+        var receipts = LatestReceipts(reservingCapacity: users)
         // Inputs a source rejected and events the model refused go the same way.
         func deadLetter(_ rejection: Rejection, _ record: SourceRecord, raw: [UInt8]) {
             batch.deadLetters.append(NewDeadLetter(rejection: rejection, provenance: record.provenance, raw: raw))

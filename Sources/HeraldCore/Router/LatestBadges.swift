@@ -12,6 +12,13 @@ struct LatestBadges {
     /// Badges that a later badge of the same user in the same commit replaced.
     private(set) var superseded = 0
 
+    /// Creates an empty record with room for `users` users: a large commit's table would otherwise be
+    /// hashed anew each time it grows.
+    init(reservingCapacity users: Int = 0) {
+        entries.reserveCapacity(users)
+        positions.reserveCapacity(users)
+    }
+
     /// Notes that `user`'s badge changed in a record received at `queuedAt`.
     mutating func keep(_ user: UserID, queuedAt: Timestamp) {
         if let position = positions[user] {

@@ -22,6 +22,12 @@ struct LatestReceipts {
     /// Receipts that a later receipt of the same reader to the same sender in the same chat replaced.
     private(set) var superseded = 0
 
+    /// Creates an empty record with room for `keys` (reader, sender, chat) keys: a large commit's table
+    /// would otherwise be hashed anew each time it grows.
+    init(reservingCapacity keys: Int = 0) {
+        latestRows.reserveCapacity(keys)
+    }
+
     /// Notes that `receipt` was queued as the outbox rows `rows`.
     mutating func keep(_ receipt: ReadReceipt, rows: Range<Int>) {
         guard !rows.isEmpty else { return }

@@ -10,6 +10,7 @@ struct StoredRanges {
     /// Groups a slice's ranges by chat and user.
     static func group(_ ranges: [StoredRange: StoredRangeSummary]) -> [ChatUser: StoredRanges] {
         var grouped: [ChatUser: StoredRanges] = [:]
+        grouped.reserveCapacity(ranges.count)
         for (range, summary) in ranges {
             grouped[ChatUser(chat: range.chat, user: range.user), default: StoredRanges()].intervals
                 .append((range.after, range.through, summary))
