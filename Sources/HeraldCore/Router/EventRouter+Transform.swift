@@ -46,7 +46,10 @@ extension EventRouter {
                 for output in effect.outputs {
                     let first = outbox.count
                     enqueue(output, at: queuedAt, into: &outbox)
-                    if case .readReceipt(let receipt) = output { receipts.keep(receipt, rows: first..<outbox.count) }
+                    // Read from its row, which took it: a receipt queued for no sink has none.
+                    if first < outbox.count, case .readReceipt(let receipt) = outbox[first].output {
+                        receipts.keep(receipt, rows: first..<outbox.count)
+                    }
                 }
                 for user in effect.badgeUsers { badges.keep(user, queuedAt: queuedAt) }
                 if tapping {

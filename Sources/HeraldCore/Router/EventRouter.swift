@@ -201,9 +201,13 @@ public final class EventRouter: IngestHandle {
         return batch
     }
 
-    /// Queues `output` for every sink that accepts it.
-    func enqueue(_ output: Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
-        for sink in routing.sinks(for: output) { outbox.append(OutboxRow(sink: sink, output: output, createdAt: time)) }
+    /// Queues `output` for every sink that accepts it: the last sink's row takes `output` itself, so with
+    /// one sink for its kind (the shipped config) the output is not copied again.
+    func enqueue(_ output: consuming Output, at time: Timestamp, into outbox: inout [OutboxRow]) {
+        let sinks = routing.sinks(for: output)
+        guard let last = sinks.last else { return }
+        for sink in sinks.dropLast() { outbox.append(OutboxRow(sink: sink, output: copy output, createdAt: time)) }
+        outbox.append(OutboxRow(sink: last, output: output, createdAt: time))
     }
 
     /// A source's committed checkpoint.
