@@ -78,7 +78,7 @@ struct BacklogRuns {
     /// How busy a drain kept the cores: its CPU over its wall-clock time, as a share of every core.
     private static func busy(_ drain: PhaseResult) -> String {
         guard let split = drain.cpuSplit else { return "?" }
-        return "\(format(split.total / 1000 * drain.rate / Double(CPUSplit.cores) * 100))%"
+        return "\(format(split.busy(atRate: drain.rate) * 100))%"
     }
 
     private static func medianWithPeaks(_ runs: [PhaseResult]) -> PhaseResult {

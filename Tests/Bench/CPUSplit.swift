@@ -26,6 +26,9 @@ struct CPUSplit {
 
     static var cores: Int { max(1, sysconf(Int32(_SC_NPROCESSORS_ONLN))) }
 
+    /// The share of every core this cost kept busy at `rate` messages per second (1 is all of them).
+    func busy(atRate rate: Double) -> Double { total / 1000 * rate / Double(Self.cores) }
+
     /// `broker / publisher / consumer [/ database] = total s`, three decimals each.
     var figures: String {
         let server = database.map { " / \(format($0, 3))" } ?? ""

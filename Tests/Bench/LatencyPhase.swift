@@ -143,7 +143,7 @@ final class LatencySamples: Sendable {
 /// the cores could carry at that cost is given only once they are at least half busy.
 private func machineLine(_ latency: LatencyResult, messages: Int) -> String {
     let split = latency.machine
-    let busy = split.total * Double(messages) / 1000 / max(latency.phaseSeconds, 0.001) / Double(CPUSplit.cores)
+    let busy = split.busy(atRate: Double(messages) / max(latency.phaseSeconds, 0.001))
     let parts = split.database == nil ? "broker / this bench / Herald" : "broker / this bench / Herald / PostgreSQL"
     let ceiling = busy >= 0.5 ? ", and at this cost they carry at most \(format(split.ceiling)) msg/s" : ""
     return "  CPU, s/1000 messages (\(parts)): \(split.figures); the \(CPUSplit.cores) cores \(format(busy * 100))% busy "
