@@ -32,10 +32,17 @@ extension BatchApplier {
             _ = try advanceReadPosition(of: pending.user, in: chat, to: key, readAt: pending.readAt, receipts: &outputs)
             if !recount.contains(pending.user) { recount.append(pending.user) }
         }
-        if try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt, receipts: &outputs) {
-            if !recount.contains(message.sender) { recount.append(message.sender) }
+        var settled: [UserID] = []
+        if try advanceReadPosition(of: message.sender, in: chat, to: key, readAt: message.sentAt, receipts: &outputs),
+           !recount.contains(message.sender) {
+            // Nothing is unread after one's own newest message (and nothing to a non-member): no recount.
+            if model.isNewest(key, in: chat) {
+                if try model.setUnread(user: message.sender, chat: chat, to: 0) { settled.append(message.sender) }
+            } else {
+                recount.append(message.sender)
+            }
         }
-        let settled = try settleUnread(recount, in: chat)
+        settled += try settleUnread(recount, in: chat)
 
         // Everyone else: +1 when the message is after their position (a late message may already be read);
         // a live message to those looking at the chat, a notification with their new total to the others.

@@ -13,6 +13,9 @@ struct BatchMessages {
         senders.insert(sender, at: index)
     }
 
+    /// The newest message's key.
+    var last: MessageKey? { keys.last }
+
     /// Messages after `key` (`nil`: all) not sent by `user`.
     func count(after key: MessageKey?, excluding user: UserID) -> Int {
         var count = 0

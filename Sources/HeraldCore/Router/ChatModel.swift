@@ -60,6 +60,12 @@ struct ChatModel {
         return stored + (batchMessages[chat]?.count(after: position, excluding: user) ?? 0)
     }
 
+    /// Whether no message of `chat`, stored or stored by the batch, is after `key`.
+    func isNewest(_ key: MessageKey, in chat: ChatID) -> Bool {
+        if let stored = slice.newestMessage[chat], stored > key { return false }
+        return batchMessages[chat]?.last.map { $0 <= key } ?? true
+    }
+
     /// Senders other than `reader` of the messages in `(after, through]`.
     func senders(chat: ChatID, after: MessageKey?, through: MessageKey, excluding reader: UserID) throws(StateSliceError) -> DistinctUsers {
         var senders = DistinctUsers()
