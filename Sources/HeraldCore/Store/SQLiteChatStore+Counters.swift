@@ -15,10 +15,18 @@ enum StoreCounter {
     /// Adds `delta` to the counter `name` (creating it at `delta`).
     static func add(_ delta: Int, to name: String, in db: Database) throws {
         guard delta != 0 else { return }
-        try db.cachedStatement(sql: """
-            INSERT INTO store_counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
-            """).execute(arguments: [name, delta])
+        try db.cachedStatement(sql: addSQL).execute(arguments: [name, delta])
     }
+
+    /// Adds `delta` to the counter `name` with the writer's kept statement.
+    static func add(_ delta: Int, to name: String, in db: Database, statements: WriterStatements) throws {
+        guard delta != 0 else { return }
+        try statements.statement(.addToStoreCounter, in: db) { addSQL }.execute(arguments: [name, delta])
+    }
+
+    private static let addSQL = """
+        INSERT INTO store_counters(name, value) VALUES (?, ?) ON CONFLICT(name) DO UPDATE SET value = value + excluded.value
+        """
 }
 
 extension SQLiteChatStore {

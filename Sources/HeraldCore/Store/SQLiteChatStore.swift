@@ -13,6 +13,8 @@ public final class SQLiteChatStore: ChatStoreInspection {
     }
 
     let pool: DatabasePool
+    /// The writer connection's kept statements.
+    let writerStatements = WriterStatements()
     let readOnly: Bool
     /// With `durability: full`, the sync of the log after each commit (``WALSync``); `nil` otherwise.
     let walSync: WALSync?
@@ -95,20 +97,20 @@ public final class SQLiteChatStore: ChatStoreInspection {
 
     /// Runs `body` in one write transaction, durable on return.
     public func write<T>(_ body: (any ChatTransaction) throws -> T) throws -> T {
-        try writeDurably { db in try body(SQLiteTransaction(db: db)) }
+        try writeDurably { db in try body(SQLiteTransaction(db: db, statements: writerStatements)) }
     }
 
     /// Runs `body` in one write transaction and returns once it is committed: the writer is free for the
     /// next transaction while the returned wait syncs the log (``WALSync``).
     public func writeDeferringDurability<T>(_ body: (any ChatTransaction) throws -> T) throws -> (T, CommitDurability) {
-        let result = try pool.write { db in try body(SQLiteTransaction(db: db)) }
+        let result = try pool.writeWithoutTransaction { db in try db.inPreparedTransaction { db in try body(SQLiteTransaction(db: db, statements: writerStatements)) } }
         guard let walSync else { return (result, .durable) }
         return (result, CommitDurability { try walSync.sync() })
     }
 
     /// Runs `body` in one write transaction on the writer connection, durable on return.
     func writeDurably<T>(_ body: (Database) throws -> T) throws -> T {
-        let result = try pool.write(body)
+        let result = try pool.writeWithoutTransaction { db in try db.inPreparedTransaction(body) }
         try walSync?.sync()
         return result
     }

@@ -34,8 +34,8 @@ extension SQLiteTransaction {
         try insertOutbox(delta.outbox)
         for letter in delta.deadLetters { try Self.insertDeadLetter(letter, in: db) }
         for checkpoint in delta.checkpoints { try saveCheckpoint(checkpoint, at: delta.checkpointTime) }
-        try StoreCounter.add(inserted, to: StoreCounter.messages, in: db)
-        try StoreCounter.add(delta.deadLetters.count, to: StoreCounter.openDeadLetters, in: db)
+        try StoreCounter.add(inserted, to: StoreCounter.messages, in: db, statements: statements)
+        try StoreCounter.add(delta.deadLetters.count, to: StoreCounter.openDeadLetters, in: db, statements: statements)
     }
 
     /// Rows per statement at most (SQLite allows 32,766 parameters; 64 rows keep statements small).
@@ -62,14 +62,16 @@ extension SQLiteTransaction {
     /// Runs `sql(values)` over `count` rows of `columns` values, ``maximumRows`` rows a statement, where
     /// `values` is the statement's `(?,…),(?,…)` list and `bind(index, &binder)` binds row `index`.
     /// - Returns: the rows the statements changed.
+    /// The statements are kept for `site`.
     @discardableResult
-    func inChunks(of columns: Int, count: Int, _ sql: (String) -> String,
+    func inChunks(_ site: WriterStatements.Site, of columns: Int, count: Int, _ sql: (String) -> String,
                   bind: (Int, inout StatementBinder) throws -> Void) throws -> Int {
         var changed = 0
         var index = 0
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
-            try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns))).execute(in: arena) { binder in
+            let statement = try statements.statement(site, rows: chunk, in: db) { sql(Self.valuesList(rows: chunk, columns: columns)) }
+            try statement.execute(in: arena) { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }
             changed += db.changesCount
@@ -80,14 +82,14 @@ extension SQLiteTransaction {
 
     private func writeMembership(_ delta: StoreDelta) throws {
         let chats = delta.chats.sorted { $0.key < $1.key }
-        try inChunks(of: 2, count: chats.count, {
+        try inChunks(.upsertChats, of: 2, count: chats.count, {
             "INSERT INTO chats(chat, declared) VALUES \($0) ON CONFLICT(chat) DO UPDATE SET declared = max(declared, excluded.declared)"
         }) { index, binder in
             try binder.bind(chats[index].key.rawValue)
             try binder.bind(chats[index].value)
         }
         let members = delta.members
-        try inChunks(of: 4, count: members.count, {
+        try inChunks(.upsertMembers, of: 4, count: members.count, {
             """
             INSERT INTO chat_members(chat, user, declared, inferred) VALUES \($0) ON CONFLICT(chat, user)
             DO UPDATE SET declared = max(declared, excluded.declared), inferred = max(inferred, excluded.inferred)
@@ -103,7 +105,7 @@ extension SQLiteTransaction {
     private func writeReads(_ delta: StoreDelta) throws {
         let positions = delta.readPositions
         // Positions only move forward, whoever wrote last.
-        try inChunks(of: 4, count: positions.count, {
+        try inChunks(.moveReadPositions, of: 4, count: positions.count, {
             """
             INSERT INTO read_positions(user, chat, sent_at, message_id) VALUES \($0)
             ON CONFLICT(chat, user) DO UPDATE SET sent_at = excluded.sent_at, message_id = excluded.message_id
@@ -116,7 +118,7 @@ extension SQLiteTransaction {
             try binder.bind(positions[index].key.id.rawValue)
         }
         let added = delta.pendingReadsAdded
-        try inChunks(of: 4, count: added.count, {
+        try inChunks(.addPendingReads, of: 4, count: added.count, {
             """
             INSERT INTO pending_reads(chat, message_id, user, read_at) VALUES \($0)
             ON CONFLICT DO UPDATE SET read_at = max(read_at, excluded.read_at)
@@ -128,14 +130,14 @@ extension SQLiteTransaction {
             try binder.bind(added[index].readAt.milliseconds)
         }
         let resolved = delta.pendingReadsResolved
-        try inChunks(of: 2, count: resolved.count, { KeyedDeletion.resolvedPendingReads.sql(values: $0) }) { index, binder in
+        try inChunks(.resolvePendingReads, of: 2, count: resolved.count, { KeyedDeletion.resolvedPendingReads.sql(values: $0) }) { index, binder in
             try binder.bind(resolved[index].chat.rawValue)
             try binder.bind(resolved[index].id.rawValue)
         }
     }
 
     private func writeCounters(_ deltas: [UnreadDelta]) throws {
-        try inChunks(of: 3, count: deltas.count, {
+        try inChunks(.addToCounters, of: 3, count: deltas.count, {
             "INSERT INTO unread(user, chat, count) VALUES \($0) ON CONFLICT(user, chat) DO UPDATE SET count = count + excluded.count"
         }) { index, binder in
             try binder.bind(deltas[index].user.rawValue)
@@ -144,7 +146,7 @@ extension SQLiteTransaction {
         }
         // A counter that reaches 0 goes; only a falling one can.
         let falling = deltas.filter { $0.delta < 0 }
-        try inChunks(of: 2, count: falling.count, { KeyedDeletion.fallenCounters.sql(values: $0) }) { index, binder in
+        try inChunks(.deleteFallenCounters, of: 2, count: falling.count, { KeyedDeletion.fallenCounters.sql(values: $0) }) { index, binder in
             try binder.bind(falling[index].user.rawValue)
             try binder.bind(falling[index].chat.rawValue)
         }
@@ -152,13 +154,13 @@ extension SQLiteTransaction {
 
     private func writePresence(_ changes: [PresenceChange]) throws {
         let set = changes.filter { $0.until != nil }
-        try inChunks(of: 3, count: set.count, { "INSERT OR REPLACE INTO presence(user, chat, until) VALUES \($0)" }) { index, binder in
+        try inChunks(.setPresence, of: 3, count: set.count, { "INSERT OR REPLACE INTO presence(user, chat, until) VALUES \($0)" }) { index, binder in
             try binder.bind(set[index].user.rawValue)
             try binder.bind(set[index].chat.rawValue)
             try binder.bind(set[index].until?.milliseconds ?? 0)
         }
         let cleared = changes.filter { $0.until == nil }
-        try inChunks(of: 2, count: cleared.count, { KeyedDeletion.endedPresence.sql(values: $0) }) { index, binder in
+        try inChunks(.endPresence, of: 2, count: cleared.count, { KeyedDeletion.endedPresence.sql(values: $0) }) { index, binder in
             try binder.bind(cleared[index].user.rawValue)
             try binder.bind(cleared[index].chat.rawValue)
         }
@@ -179,7 +181,7 @@ extension SQLiteTransaction {
 
     /// Inserts messages unless (chat, id) exists; returns how many were inserted.
     private func insertMessages(_ messages: [NewMessage]) throws -> Int {
-        try inChunks(of: 6, count: messages.count, {
+        try inChunks(.insertMessages, of: 6, count: messages.count, {
             "INSERT OR IGNORE INTO messages(chat, id, sender, body, sent_at, received_at) VALUES \($0)"
         }) { index, binder in
             let message = messages[index].message
@@ -196,7 +198,9 @@ extension SQLiteTransaction {
     /// of them.
     private func insertOutbox(_ rows: [OutboxRow]) throws {
         guard !rows.isEmpty else { return }
-        let statement = try db.cachedStatement(sql: "INSERT INTO outbox_packs(sink, created_at, outputs, entries) VALUES (?,?,?,?)")
+        let statement = try statements.statement(.insertOutboxPack, in: db) {
+            "INSERT INTO outbox_packs(sink, created_at, outputs, entries) VALUES (?,?,?,?)"
+        }
         for pack in OutboxPack.packing(rows) {
             try statement.execute(in: arena) { binder in
                 try binder.bind(pack.sink)
@@ -204,18 +208,17 @@ extension SQLiteTransaction {
                 try binder.bind(Int64(pack.rows.count))
                 try binder.bind(entriesOf: pack, rows: rows)
             }
-            try StoreCounter.add(pack.rows.count, to: StoreCounter.outbox(pack.sink), in: db)
+            try StoreCounter.add(pack.rows.count, to: StoreCounter.outbox(pack.sink), in: db, statements: statements)
         }
     }
 
-    /// A source's checkpoint, saved with the batch (a polling or streaming source saves one every commit,
-    /// so the statement is prepared once and kept).
+    /// A source's checkpoint, saved with the batch (a polling or streaming source saves one every commit).
     private func saveCheckpoint(_ checkpoint: SourceCheckpoint, at time: Timestamp) throws {
         if let value = checkpoint.value {
-            try db.cachedStatement(sql: "INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)")
+            try statements.statement(.saveCheckpoint, in: db) { "INSERT OR REPLACE INTO source_checkpoints(source, key, value, updated_at) VALUES (?,?,?,?)" }
                 .execute(arguments: [checkpoint.source, checkpoint.key, value, time.milliseconds])
         } else {
-            try db.cachedStatement(sql: "DELETE FROM source_checkpoints WHERE source = ? AND key = ?")
+            try statements.statement(.deleteCheckpoint, in: db) { "DELETE FROM source_checkpoints WHERE source = ? AND key = ?" }
                 .execute(arguments: [checkpoint.source, checkpoint.key])
         }
     }

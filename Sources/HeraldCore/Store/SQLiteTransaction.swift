@@ -8,6 +8,8 @@ import HeraldPluginAPI
 /// table for each.
 struct SQLiteTransaction: ChatTransaction {
     let db: Database
+    /// The writer's statements, kept from one transaction to the next.
+    let statements: WriterStatements
     /// Where the transaction's statements keep the text and bytes they bind.
     let arena = BindingArena()
     /// The batch's new messages inserted ahead of its delta (``storeMessagesAhead(_:)``), until ``write(_:)``.
@@ -18,7 +20,7 @@ struct SQLiteTransaction: ChatTransaction {
         let chats = Self.jsonArray(keys.chats.map(\.rawValue))
         let messages = Array(keys.messages)
 
-        try queryInChunks(of: 2, count: messages.count, {
+        try queryInChunks(.storedMessages, of: 2, count: messages.count, {
             "SELECT m.chat, m.id, m.sent_at, m.sender FROM (VALUES \($0)) k CROSS JOIN messages m ON m.chat = k.column1 AND m.id = k.column2"
         }, bind: { index, binder in
             try binder.bind(messages[index].chat.rawValue)
@@ -28,13 +30,13 @@ struct SQLiteTransaction: ChatTransaction {
             slice.messages[ref] = StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: ref.id),
                                                 sender: UserID(row[3] as String))
         }
-        try each("""
+        try each(.newestMessages, """
             SELECT m.chat, m.sent_at, m.id FROM json_each(?) j CROSS JOIN messages m
             ON m.rowid = (SELECT rowid FROM messages WHERE chat = j.value ORDER BY sent_at DESC, id DESC LIMIT 1)
             """, chats) { row in
             slice.newestMessage[ChatID(row[0] as String)] = MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
         }
-        try each("""
+        try each(.memberships, """
             SELECT c.chat, c.declared, m.user, m.declared, m.inferred FROM json_each(?) j CROSS JOIN chats c ON c.chat = j.value
             LEFT JOIN chat_members m ON m.chat = c.chat
             """, chats) { row in
@@ -46,18 +48,19 @@ struct SQLiteTransaction: ChatTransaction {
             }
             slice.memberships[chat] = membership
         }
-        try each("""
+        try each(.readPositions, """
             SELECT r.chat, r.user, r.sent_at, r.message_id FROM json_each(?) j CROSS JOIN read_positions r ON r.chat = j.value
             """, chats) { row in
             slice.readPositions[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] =
                 MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: MessageID(row[3] as String))
         }
-        try each("SELECT p.chat, p.user, p.until FROM json_each(?) j CROSS JOIN presence p ON p.chat = j.value", chats) { row in
+        try each(.presence, "SELECT p.chat, p.user, p.until FROM json_each(?) j CROSS JOIN presence p ON p.chat = j.value", chats) { row in
             slice.presence[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] = Timestamp(milliseconds: row[2])
         }
         // Reads rarely wait for their message: skip the lookup when none waits anywhere.
-        guard try Bool.fetchOne(db.cachedStatement(sql: "SELECT EXISTS (SELECT 1 FROM pending_reads)")) == true else { return slice }
-        try queryInChunks(of: 2, count: messages.count, {
+        let anyPending = try statements.statement(.anyPendingReads, in: db) { "SELECT EXISTS (SELECT 1 FROM pending_reads)" }
+        guard try Bool.fetchOne(anyPending) == true else { return slice }
+        try queryInChunks(.pendingReads, of: 2, count: messages.count, {
             """
             SELECT p.chat, p.message_id, p.user, p.read_at FROM (VALUES \($0)) k
             CROSS JOIN pending_reads p ON p.chat = k.column1 AND p.message_id = k.column2
@@ -88,7 +91,7 @@ struct SQLiteTransaction: ChatTransaction {
         func store() {
             if let user, !chats.isEmpty { counters[user] = chats }
         }
-        try each("SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value",
+        try each(.unread, "SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value",
                  Self.jsonArray(users.map(\.rawValue))) { row in
             let rowUser: String = row[0]
             if rowUser != user?.rawValue {
@@ -106,7 +109,7 @@ struct SQLiteTransaction: ChatTransaction {
     func summarise(_ ranges: [StoredRange]) throws -> [StoredRange: StoredRangeSummary] {
         // Rows name their range by its place in `ranges`; the summaries go into the dictionary once, at the end.
         var gathered = [StoredRangeSummary](repeating: StoredRangeSummary(), count: ranges.count)
-        try queryInChunks(of: 7, count: ranges.count, {
+        try queryInChunks(.rangeSummaries, of: 7, count: ranges.count, {
             """
             SELECT k.column1, m.sender, count(*) FROM (VALUES \($0)) k CROSS JOIN messages m
             ON m.chat = k.column2 AND (m.sent_at, m.id) > (k.column4, k.column5) AND (m.sent_at, m.id) <= (k.column6, k.column7)
@@ -135,13 +138,13 @@ struct SQLiteTransaction: ChatTransaction {
 
     /// Runs `sql(values)` over `count` key rows of `columns` values, ``maximumRows`` rows a statement
     /// (`values` is the statement's `(?,…),(?,…)` list; `bind(index, &binder)` binds key row `index`), and
-    /// hands each result row to `body`.
-    func queryInChunks(of columns: Int, count: Int, _ sql: (String) -> String, bind: (Int, inout StatementBinder) throws -> Void,
-                       _ body: (Row) throws -> Void) throws {
+    /// hands each result row to `body`. The statements are kept for `site`.
+    func queryInChunks(_ site: WriterStatements.Site, of columns: Int, count: Int, _ sql: (String) -> String,
+                       bind: (Int, inout StatementBinder) throws -> Void, _ body: (Row) throws -> Void) throws {
         var index = 0
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
-            let statement = try db.cachedStatement(sql: sql(Self.valuesList(rows: chunk, columns: columns)))
+            let statement = try statements.statement(site, rows: chunk, in: db) { sql(Self.valuesList(rows: chunk, columns: columns)) }
             try statement.withBindings(in: arena, { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }) {
@@ -163,9 +166,9 @@ struct SQLiteTransaction: ChatTransaction {
         return String(decoding: bytes, as: UTF8.self)
     }
 
-    /// Runs a query with one parameter and hands each row to `body`.
-    func each(_ sql: String, _ parameter: String, _ body: (Row) throws -> Void) throws {
-        let rows = try Row.fetchCursor(db.cachedStatement(sql: sql), arguments: [parameter])
+    /// Runs a query with one parameter, kept for `site`, and hands each row to `body`.
+    func each(_ site: WriterStatements.Site, _ sql: String, _ parameter: String, _ body: (Row) throws -> Void) throws {
+        let rows = try Row.fetchCursor(statements.statement(site, in: db) { sql }, arguments: [parameter])
         while let row = try rows.next() { try body(row) }
     }
 
