@@ -26,40 +26,43 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(messages[index].chat.rawValue)
             try binder.bind(messages[index].id.rawValue)
         }) { row in
-            let ref = MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
-            slice.messages[ref] = StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: ref.id),
+            let ref = try MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
+            slice.messages[ref] = try StoredMessage(key: MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: ref.id),
                                                 sender: UserID(row[3] as String))
         }
         try each(.newestMessages, """
             SELECT m.chat, m.sent_at, m.id FROM json_each(?) j CROSS JOIN messages m
             ON m.rowid = (SELECT rowid FROM messages WHERE chat = j.value ORDER BY sent_at DESC, id DESC LIMIT 1)
             """, chats) { row in
-            slice.newestMessage[ChatID(row[0] as String)] = MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
+            slice.newestMessage[try ChatID(row[0] as String)] = try MessageKey(sentAt: Timestamp(milliseconds: row[1]), id: MessageID(row[2] as String))
         }
         try each(.memberships, """
             SELECT c.chat, c.declared, m.user, m.declared, m.inferred FROM json_each(?) j CROSS JOIN chats c ON c.chat = j.value
             LEFT JOIN chat_members m ON m.chat = c.chat
             """, chats) { row in
-            let chat = ChatID(row[0] as String)
-            var membership = slice.memberships[chat] ?? ChatMembership(declared: row[1] as Bool, declaredMembers: [], inferredMembers: [])
-            if let user = row[2] as String? {
-                if row[3] as Bool { membership.declaredMembers.insert(UserID(user)) }
-                if row[4] as Bool { membership.inferredMembers.insert(UserID(user)) }
+            let chat = try ChatID(row[0] as String)
+            var membership = try slice.memberships[chat] ?? ChatMembership(declared: row[1] as Bool, declaredMembers: [], inferredMembers: [])
+            if let user: String = row.optional(2) {
+                if try row[3] as Bool { membership.declaredMembers.insert(UserID(user)) }
+                if try row[4] as Bool { membership.inferredMembers.insert(UserID(user)) }
             }
             slice.memberships[chat] = membership
         }
         try each(.readPositions, """
             SELECT r.chat, r.user, r.sent_at, r.message_id FROM json_each(?) j CROSS JOIN read_positions r ON r.chat = j.value
             """, chats) { row in
-            slice.readPositions[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] =
-                MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: MessageID(row[3] as String))
+            slice.readPositions[try ChatID(row[0] as String), default: [:]][try UserID(row[1] as String)] =
+                try MessageKey(sentAt: Timestamp(milliseconds: row[2]), id: MessageID(row[3] as String))
         }
         try each(.presence, "SELECT p.chat, p.user, p.until FROM json_each(?) j CROSS JOIN presence p ON p.chat = j.value", chats) { row in
-            slice.presence[ChatID(row[0] as String), default: [:]][UserID(row[1] as String)] = Timestamp(milliseconds: row[2])
+            slice.presence[try ChatID(row[0] as String), default: [:]][try UserID(row[1] as String)] = try Timestamp(milliseconds: row[2])
         }
         // Reads rarely wait for their message: skip the lookup when none waits anywhere.
-        let anyPending = try statements.statement(.anyPendingReads, in: db) { "SELECT EXISTS (SELECT 1 FROM pending_reads)" }
-        guard try Bool.fetchOne(anyPending) == true else { return slice }
+        var anyPending = false
+        try statements.statement(.anyPendingReads, in: db) { "SELECT EXISTS (SELECT 1 FROM pending_reads)" }.forEachRow { row in
+            anyPending = try row[0]
+        }
+        guard anyPending else { return slice }
         try queryInChunks(.pendingReads, of: 2, count: messages.count, {
             """
             SELECT p.chat, p.message_id, p.user, p.read_at FROM (VALUES \($0)) k
@@ -69,8 +72,8 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(messages[index].chat.rawValue)
             try binder.bind(messages[index].id.rawValue)
         }) { row in
-            let ref = MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
-            slice.pendingReads[ref, default: [:]][UserID(row[2] as String)] = Timestamp(milliseconds: row[3])
+            let ref = try MessageRef(chat: ChatID(row[0] as String), id: MessageID(row[1] as String))
+            slice.pendingReads[ref, default: [:]][try UserID(row[2] as String)] = try Timestamp(milliseconds: row[3])
         }
         return slice
     }
@@ -93,14 +96,14 @@ struct SQLiteTransaction: ChatTransaction {
         }
         try each(.unread, "SELECT u.user, u.chat, u.count FROM json_each(?) j CROSS JOIN unread u ON u.user = j.value",
                  Self.jsonArray(users.map(\.rawValue))) { row in
-            let rowUser: String = row[0]
+            let rowUser: String = try row[0]
             if rowUser != user?.rawValue {
                 store()
                 let next = UserID(rowUser)
                 user = next
                 chats = counters[next] ?? [:]
             }
-            chats[ChatID(row[1] as String)] = row[2]
+            chats[try ChatID(row[1] as String)] = try row[2]
         }
         store()
         return counters
@@ -126,9 +129,9 @@ struct SQLiteTransaction: ChatTransaction {
             try binder.bind(range.upperBound.sentAt)
             try binder.bind(range.upperBound.id)
         }) { row in
-            let index: Int = row[0]
-            gathered[index].count += row[2] as Int
-            gathered[index].senders.insert(UserID(row[1] as String))
+            let index: Int = try row[0]
+            gathered[index].count += try row[2] as Int
+            gathered[index].senders.insert(try UserID(row[1] as String))
         }
         var summaries: [StoredRange: StoredRangeSummary] = [:]
         summaries.reserveCapacity(ranges.count)
@@ -140,7 +143,7 @@ struct SQLiteTransaction: ChatTransaction {
     /// (`values` is the statement's `(?,…),(?,…)` list; `bind(index, &binder)` binds key row `index`), and
     /// hands each result row to `body`. The statements are kept for `site`.
     func queryInChunks(_ site: WriterStatements.Site, of columns: Int, count: Int, _ sql: (String) -> String,
-                       bind: (Int, inout StatementBinder) throws -> Void, _ body: (Row) throws -> Void) throws {
+                       bind: (Int, inout StatementBinder) throws -> Void, _ body: (StatementRow) throws -> Void) throws {
         var index = 0
         while index < count {
             let chunk = min(Self.maximumRows, count - index)
@@ -148,8 +151,7 @@ struct SQLiteTransaction: ChatTransaction {
             try statement.withBindings(in: arena, { binder in
                 for offset in index..<(index + chunk) { try bind(offset, &binder) }
             }) {
-                let rows = try Row.fetchCursor(statement)
-                while let row = try rows.next() { try body(row) }
+                try statement.forEachRow(body)
             }
             index += chunk
         }
@@ -167,9 +169,9 @@ struct SQLiteTransaction: ChatTransaction {
     }
 
     /// Runs a query with one parameter, kept for `site`, and hands each row to `body`.
-    func each(_ site: WriterStatements.Site, _ sql: String, _ parameter: String, _ body: (Row) throws -> Void) throws {
-        let rows = try Row.fetchCursor(statements.statement(site, in: db) { sql }, arguments: [parameter])
-        while let row = try rows.next() { try body(row) }
+    func each(_ site: WriterStatements.Site, _ sql: String, _ parameter: String, _ body: (StatementRow) throws -> Void) throws {
+        let statement = try statements.statement(site, in: db) { sql }
+        try statement.withBindings(in: arena, { binder in try binder.bind(parameter) }) { try statement.forEachRow(body) }
     }
 
     /// A user's badge from the stored counters.
