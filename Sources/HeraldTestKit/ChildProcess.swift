@@ -16,10 +16,12 @@ public final class ChildProcess: Sendable {
     public let logPath: String
     private let exitStatus = Mutex<Int32?>(nil)
 
-    /// Starts `executable` with `arguments`; output goes to `logPath`; stdin is /dev/null. A given
-    /// `environment` still carries the sanitizers' options of this process, so a sanitized `herald`
-    /// runs under the same rules as the tests that start it.
-    public init(executable: String, arguments: [String], logPath: String, environment: [String: String]? = nil) throws {
+    /// Starts `executable` with `arguments`; output goes to `logPath`; stdin is `standardInput` (a
+    /// descriptor the test keeps and closes) or /dev/null. A given `environment` still carries the
+    /// sanitizers' options of this process, so a sanitized `herald` runs under the same rules as the tests
+    /// that start it.
+    public init(executable: String, arguments: [String], logPath: String, environment: [String: String]? = nil,
+                standardInput: Int32? = nil) throws {
         self.logPath = logPath
         let inherited = ProcessInfo.processInfo.environment
         var environment = environment ?? inherited
@@ -29,7 +31,11 @@ public final class ChildProcess: Sendable {
         let child: pid_t
         do {
             child = try ProcessSpawn.spawn([executable] + arguments, environment: environment) { actions in
-                posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                if let standardInput {
+                    posix_spawn_file_actions_adddup2(&actions, standardInput, 0)
+                } else {
+                    posix_spawn_file_actions_addopen(&actions, 0, "/dev/null", O_RDONLY, 0)
+                }
                 posix_spawn_file_actions_addopen(&actions, 1, logPath, O_WRONLY | O_CREAT | O_TRUNC, 0o644)
                 posix_spawn_file_actions_adddup2(&actions, 1, 2)
             }

@@ -118,4 +118,27 @@ struct ExecAdapterTests {
         #expect(batches >= 300, "3000 events in batches of at most 10")
         #expect(atMostTen == batches, "\(batches - atMostTen) batches were larger than max_unacked")
     }
+
+    /// A Herald that is killed in the middle of an answer leaves the plugin a torn last line, then end of
+    /// file. The example plugin stops then as well, instead of following its file on for nobody (its
+    /// reader thread failed and nothing else watched stdin).
+    @Test func theExamplePluginStopsWhenItsAnswersBreakOff() async throws {
+        let directory = try TemporaryDirectory(prefix: "herald-exec-torn")
+        try directory.write("events.jsonl", "")
+        var ends: [Int32] = [0, 0]
+        #expect(pipe(&ends) == 0)
+        let plugin: ChildProcess
+        do {
+            defer { close(ends[0]) }
+            plugin = try ChildProcess(executable: "python3", arguments: [Self.plugin, "--file", directory.path("events.jsonl"),
+                                                                         "--state", directory.path("state")],
+                                      logPath: directory.path("plugin.log"), standardInput: ends[0])
+        }
+        let torn = Array("{\"protocol\":1}\n{\"ack\":".utf8)
+        #expect(torn.withUnsafeBytes { write(ends[1], $0.baseAddress, $0.count) } == torn.count)
+        close(ends[1])
+        let status = try await plugin.waitForExit(timeout: .seconds(30))
+        #expect(status == 1, "\(plugin.output)")
+        #expect(plugin.output.contains("\"name\": \"jsonl-tail\""), "the plugin answered the hello: \(plugin.output)")
+    }
 }

@@ -53,17 +53,23 @@ def main():
         os.replace(args.state + ".tmp", args.state)
 
     def read_answers():
-        for line in sys.stdin:
-            answer = json.loads(line)
-            with lock:
-                if "ack" in answer:
-                    counters["acked"] += 1
-                    handled.add(answer["ack"])
-                elif "nack" in answer:
-                    counters["nacked"] += 1
-                    handled.add(answer["nack"])
-                    log("event %d dead-lettered: %s" % (answer["nack"], answer.get("reason")))
-                save_progress()
+        # Only this thread watches stdin, so whatever ends it ends the plugin: otherwise the main loop would
+        # go on following the file for nobody once Herald is gone.
+        try:
+            for line in sys.stdin:
+                answer = json.loads(line)
+                with lock:
+                    if "ack" in answer:
+                        counters["acked"] += 1
+                        handled.add(answer["ack"])
+                    elif "nack" in answer:
+                        counters["nacked"] += 1
+                        handled.add(answer["nack"])
+                        log("event %d dead-lettered: %s" % (answer["nack"], answer.get("reason")))
+                    save_progress()
+        except Exception as error:  # a torn last line from a Herald that was killed, a state file gone
+            log("stopping: %s" % error)
+            os._exit(1)
         os._exit(0)  # stdin closed: Herald is shutting down
 
     threading.Thread(target=read_answers, daemon=True).start()
