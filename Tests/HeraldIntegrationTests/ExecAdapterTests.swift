@@ -126,7 +126,7 @@ struct ExecAdapterTests {
         let directory = try TemporaryDirectory(prefix: "herald-exec-torn")
         try directory.write("events.jsonl", "")
         var ends: [Int32] = [0, 0]
-        #expect(pipe(&ends) == 0)
+        try #require(pipe(&ends) == 0)
         let plugin: ChildProcess
         do {
             defer { close(ends[0]) }

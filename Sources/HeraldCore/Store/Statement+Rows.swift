@@ -2,8 +2,9 @@ import GRDB
 import GRDBSQLite
 
 extension Statement {
-    /// Steps a query, bound and reset by the caller (``withBindings(in:_:_:)``), and hands each result row
-    /// to `body`, which reads it in place; the statement is reset afterwards, whatever happens.
+    /// Steps a query (its parameters, if any, bound by the caller with ``withBindings(in:_:_:)``) and hands
+    /// each result row to `body`, which reads it in place; the statement is reset afterwards, whatever
+    /// happens, so the next use finds it ready.
     ///
     /// GRDB's row cursor builds a table of the statement's lower-cased column names for every query it
     /// runs, about 5,000 instructions, and a commit of a message or two under a light load runs a dozen
