@@ -77,8 +77,25 @@ extension PostgresChatStore: GatewayStore {
         }
     }
 
-    /// The URL (without password).
-    public func startupMetadata() -> Logger.Metadata { ["store": "\(settings)"] }
+    /// The URL (without password) and the durability Herald's commits get.
+    public func startupMetadata() -> Logger.Metadata {
+        let commit = try? synchronousCommit()
+        return ["store": "\(settings)", "synchronous_commit": "\(commit ?? "unknown")",
+                "durability": "\(commit.map { $0 == "off" ? SQLiteChatStore.Durability.normal : .full }?.rawValue ?? "unknown")"]
+    }
+
+    /// The durability Herald's commits actually get: `normal` when its sessions' `synchronous_commit` is `off`
+    /// (`store.durability: normal`, or the server's or role's own setting), else `full`.
+    public func effectiveDurability() throws -> SQLiteChatStore.Durability {
+        try synchronousCommit() == "off" ? .normal : .full
+    }
+
+    /// `synchronous_commit` as Herald's sessions have it.
+    private func synchronousCommit() throws -> String {
+        try read { session in
+            try session.query("SELECT current_setting('synchronous_commit')").map { try $0.decode(String.self) }.first ?? "unknown"
+        }
+    }
 
     /// The outbox listener, and the outbox's vacuum (the server does the rest of its upkeep).
     public func maintenanceServices(logger: Logger, metrics: any MetricsFactory, outboxSignal: OutboxSignal) -> [any Service] {

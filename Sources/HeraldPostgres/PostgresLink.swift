@@ -122,6 +122,7 @@ final class PostgresLink: @unchecked Sendable {
             let session = PostgresSession(connection: opened, logger: logger, watchdog: watching)
             try session.limitStatements(to: settings.statementTimeout)
             if let schema = settings.schema { try session.query("SELECT set_config('search_path', \(schema), false)") }
+            if settings.asynchronousCommit { try session.query("SELECT set_config('synchronous_commit', 'off', false)") }
             // A standby, or a database set read-only: every commit would fail here until the connection closed.
             try session.refuseIfReadOnly(settings)
         } catch {

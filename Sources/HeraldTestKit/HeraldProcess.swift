@@ -80,8 +80,8 @@ public struct TestConfiguration: Sendable {
     public var yaml: String {
         """
         store:
-          path: \(storePath)\(storeURL.map { "\n  url: \($0)" } ?? "")
-          durability: \(durability)\(cacheMiB.map { "\n  cache_mib: \($0)" } ?? "")\(storeExtra.isEmpty ? "" : "\n" + storeExtra)
+          \(storeURL.map { "url: \($0)" } ?? "path: \(storePath)")
+          durability: \(durability)\(storeURL == nil ? cacheMiB.map { "\n  cache_mib: \($0)" } ?? "" : "")\(storeExtra.isEmpty ? "" : "\n" + storeExtra)
         outbox:
           drain_timeout_s: 3
         log:

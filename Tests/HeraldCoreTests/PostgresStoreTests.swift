@@ -159,6 +159,26 @@ struct PostgresStoreTests {
 
     /// A status page must not read every message of a large store: past a size, the count is the
     /// server's own live-row figure, and says so.
+    /// `durability: normal` turns `synchronous_commit` off in Herald's own sessions; `full` keeps what the
+    /// server, database or role says (here `on`, set for the database: the tests' cluster turns it off).
+    @Test func durabilityNormalTurnsSynchronousCommitOffInHeraldsSessionsOnly() async throws {
+        let cluster = try await PostgresCluster.shared()
+        let database = try await cluster.createDatabase()
+        let name = try #require(database.split(separator: "/").last.map(String.init))
+        _ = try await cluster.psql(database: name, "ALTER DATABASE \(name) SET synchronous_commit = on")
+        for asynchronous in [false, true] {
+            var settings = try PostgresStoreSettings(url: database)
+            settings.asynchronousCommit = asynchronous
+            let configured = settings
+            let durability = try await offCooperativePool {
+                try PostgresChatStore(settings: configured, logger: Self.logger).effectiveDurability()
+            }
+            #expect(durability == (asynchronous ? .normal : .full), "asynchronous commit \(asynchronous)")
+        }
+        let others = try await cluster.psql(database: name, "SHOW synchronous_commit")
+        #expect(others.trimmingCharacters(in: .whitespacesAndNewlines) == "on", "another client's session keeps the database's setting")
+    }
+
     @Test func largeStoresReportTheServersEstimateOfTheirMessages() async throws {
         let harness = try await RouterHarness(.postgres)
         let store = try #require(harness.store as? PostgresChatStore)

@@ -60,6 +60,23 @@ struct ConfigurationTests {
         #expect(error?.message == "must be 1…3600 seconds")
     }
 
+    @Test func durabilityCarriesOverToPostgreSQLAndSQLiteOnlyKeysBesideAURLAreErrors() throws {
+        let url = "store:\n  url: postgres://herald@127.0.0.1/chats\n"
+        func settings(_ text: String) throws -> PostgresStoreSettings? {
+            try Self.loader.load(text: text, file: "t.yaml").store.postgresSettings(environment: [:])
+        }
+        #expect(try settings(url)?.asynchronousCommit == false)
+        #expect(try settings(url + "  durability: full\n")?.asynchronousCommit == false)
+        #expect(try settings(url + "  durability: normal\n")?.asynchronousCommit == true)
+        #expect(try Self.loader.load(text: url + "  durability: normal\n", file: "t.yaml").store.summary.hasSuffix("(durability normal: synchronous_commit off)"))
+        for (key, value) in [("path", "/tmp/x.sqlite"), ("cache_mib", "4")] {
+            let error = Self.error(url + "  \(key): \(value)\n")
+            #expect(error?.keyPath == "store.\(key)")
+            #expect(error?.line == 3)
+            #expect(error?.message == "applies to SQLite only, and store.url selects PostgreSQL: remove one of them")
+        }
+    }
+
     @Test func sinkSendWindowIsReadAndCheckedWithItsPosition() throws {
         func sink(_ extra: String) -> String {
             "store:\n  path: /tmp/x.sqlite\nsinks:\n  - name: push\n    type: mqtt\n    url: mqtt://h\n    client_id: p\n\(extra)"

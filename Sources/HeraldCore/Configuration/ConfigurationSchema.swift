@@ -8,9 +8,9 @@ public enum ConfigurationSchema {
     /// The core sections' options.
     public static let sections: [String: [AdapterOption]] = [
         "store": [
-            AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode); its folder is created"),
-            AdapterOption("durability", .choice(["full", "normal"]), default: "full", "SQLite: full syncs every commit (survives power loss); normal survives a killed process but may lose the last commits on power loss"),
-            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite: the writer's page cache, MiB (1–4096); raise it for stores with many active chats: each MiB is the process's own memory, and a commit whose chats' index pages do not fit reads them again"),
+            AdapterOption("path", .string, default: "var/herald.sqlite", "SQLite file (WAL mode); its folder is created. An error together with url"),
+            AdapterOption("durability", .choice(["full", "normal"]), default: "full", "full: every commit is durable before it is acknowledged (SQLite syncs its log; PostgreSQL keeps the server's `synchronous_commit`, on by default). normal survives a killed Herald but may lose the last commits on power loss: SQLite syncs at checkpoints only, and PostgreSQL sessions set `synchronous_commit = off`, so a server crash may lose its last 0.6 s or so"),
+            AdapterOption("cache_mib", .integer, default: "\(SQLiteChatStore.defaultCacheMiB)", "SQLite only (an error with url): the writer's page cache, MiB (1–4096); raise it for stores with many active chats: each MiB is the process's own memory, and a commit whose chats' index pages do not fit reads them again"),
             AdapterOption("url", .string, "postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…&application_name=…&connect_timeout=SECONDS] selects PostgreSQL instead of path; never a password here. HOST1:PORT1,HOST2:PORT2 lists a primary and its standbys: Herald writes to whichever accepts writes. TLS is verify-full unless every host is loopback"),
             AdapterOption("password_file", .string, "File whose first line is the PostgreSQL password; read again for each new connection, so a rotated password needs no restart"),
             AdapterOption("schema", .string, "PostgreSQL: the schema of Herald's tables (a lower-case identifier; created by the first migration if missing); default: the server's search_path, usually public"),

@@ -73,10 +73,13 @@ public struct InstanceSection: Decodable, Sendable {
 public struct StoreSection: Decodable, Sendable {
     /// SQLite file path (directories are created).
     public var path: String = "var/herald.sqlite"
-    /// `full` (fsync every commit) or `normal` (survives process crashes, not power loss). SQLite only.
+    /// `full` (every commit durable before it is acknowledged) or `normal` (survives a killed Herald, not a
+    /// power loss): SQLite's `synchronous`, or PostgreSQL's `synchronous_commit` turned off for `normal`.
     public var durability: SQLiteChatStore.Durability = .full
     /// The writer's page cache in MiB (SQLite `cache_size`); readers keep 2 MiB each. SQLite only.
     public var cacheMiB = SQLiteChatStore.defaultCacheMiB
+    /// The SQLite-only keys the file sets (`path`, `cache_mib`): with `url` they would be ignored, so they are errors.
+    private var sqliteKeysSet: [String] = []
     /// `postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…]`: selects PostgreSQL instead of `path`.
     public var url: String?
     /// A file holding the PostgreSQL password (its first line).
@@ -94,6 +97,7 @@ public struct StoreSection: Decodable, Sendable {
     /// Decodes the section.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
+        sqliteKeysSet = ["path", "cache_mib"].filter { container.contains(AnyCodingKey(stringValue: $0)) }
         path = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "path")) ?? path
         durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
             ?? durability
@@ -136,6 +140,7 @@ public struct StoreSection: Decodable, Sendable {
             throw ConfigurationError(error.detail, keyPath: "url")
         }
         settings.statementTimeout = .milliseconds(Int64(statementTimeoutSeconds * 1000))
+        settings.asynchronousCommit = durability == .normal
         settings.passwordFile = passwordFile
         if let schema {
             do {
@@ -150,7 +155,9 @@ public struct StoreSection: Decodable, Sendable {
 
     /// One line for `herald check`: where the store is, without secrets.
     public var summary: String {
-        if let settings = try? postgresSettings(environment: [:]) { return "PostgreSQL \(settings)" }
+        if let settings = try? postgresSettings(environment: [:]) {
+            return "PostgreSQL \(settings)" + (settings.asynchronousCommit ? " (durability normal: synchronous_commit off)" : "")
+        }
         return "SQLite \(path) (durability \(durability.rawValue), cache \(cacheMiB) MiB)"
     }
 
@@ -161,6 +168,9 @@ public struct StoreSection: Decodable, Sendable {
             throw ConfigurationError("must be 1…3600 seconds", keyPath: "statement_timeout_s")
         }
         if url != nil {
+            if let key = sqliteKeysSet.first {
+                throw ConfigurationError("applies to SQLite only, and store.url selects PostgreSQL: remove one of them", keyPath: key)
+            }
             // Offline: the URL's form and readable password and TLS files; the server is reached by `herald run`.
             if let settings = try postgresSettings(environment: [:]) {
                 for (parameter, file) in [("sslrootcert", settings.rootCertificatePath), ("sslcert", settings.clientCertificatePath),

@@ -58,6 +58,11 @@ public struct PostgresStoreSettings: Sendable, Hashable, CustomStringConvertible
     /// How long one server may take to accept a connection and log Herald in before the next of the list is
     /// tried (libpq's `connect_timeout`, whole seconds).
     public var connectTimeout: Duration = .seconds(Int64(defaultConnectTimeoutSeconds))
+    /// `store.durability: normal`: each of Herald's connections sets `synchronous_commit = off`, so a commit
+    /// returns before the server has flushed its write-ahead log. A killed Herald loses nothing (the server
+    /// has the commit); a server that crashes or loses power may lose its last commits, about 0.6 s of them at
+    /// the server's default `wal_writer_delay`. `false` (`full`) leaves the server's own setting alone.
+    public var asynchronousCommit = false
 
     /// The URL without any password: what logs, `herald check` and errors show.
     public var description: String {
