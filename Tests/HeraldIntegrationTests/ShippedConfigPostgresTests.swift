@@ -33,6 +33,7 @@ struct ShippedConfigPostgresTests {
         let broker = try await MosquittoBroker()
         let directory = try TemporaryDirectory(prefix: "herald-shipped-pg")
         let shipped = try String(contentsOf: ShippedConfigTests.root.appendingPathComponent("deploy/config/herald.yaml"), encoding: .utf8)
+        let passwordFile = try directory.write("herald-db.password", "choose-one\n")
         var edited: [String] = []
         for line in shipped.split(separator: "\n", omittingEmptySubsequences: false).map(String.init) {
             guard let key = replaced.first(where: { line.hasPrefix("  \($0):") }) else {
@@ -44,7 +45,7 @@ struct ShippedConfigPostgresTests {
             for documented in lines {
                 edited.append("  " + documented
                     .replacingOccurrences(of: "postgres://herald@127.0.0.1:5432/herald", with: database)
-                    .replacingOccurrences(of: "var/herald-db.password", with: try directory.write("herald-db.password", "choose-one\n")))
+                    .replacingOccurrences(of: "var/herald-db.password", with: passwordFile))
             }
         }
         let config = try directory.write("herald.yaml", edited.joined(separator: "\n")
