@@ -112,6 +112,7 @@ struct AdminRoutes: Sendable {
             "rates_per_s": ["applied": rates.applied, "dead_lettered": rates.deadLettered],
             "outbox_depth": outboxDepth, "dead_letters": deadLetters, "messages": messages.value, "messages_estimated": messages.estimated,
             "top_chats_last_minute": top, "tail_clients": parts.tap.subscriberCount,
+            "store": parts.store.startupMetadata().mapValues { "\($0)" },
         ])
     }
 

@@ -43,6 +43,9 @@ struct StatusCommand: AsyncParsableCommand {
         print("Since start  \(totals["applied"] ?? 0) applied, \(totals["duplicates"] ?? 0) duplicates, \(totals["dead_lettered"] ?? 0) dead-lettered, \(totals["outputs"] ?? 0) outputs")
         let about = status["messages_estimated"] as? Bool == true ? "about " : ""
         print("Store        \(about)\(status["messages"] ?? 0) messages, outbox \(status["outbox_depth"] ?? 0), dead letters \(status["dead_letters"] ?? 0)")
+        if let store = status["store"] as? [String: String], let location = store["store"] {
+            print("  at         \(location), durability \(store["durability"] ?? "unknown")")
+        }
         let leases = status["leases"] as? [[String: Any]] ?? []
         if !leases.isEmpty {
             print("\nLeases (instances sharing the store)")

@@ -31,6 +31,7 @@ struct DeadLetterPurgeCommandTests {
         #expect(list.output.contains("The dead-letter queue is empty."), "\(list.output)")
         let status = try await fixture.cli(["status"])
         #expect(status.output.contains("dead letters 0"), "\(status.output)")
+        #expect(status.output.contains("  at         \(fixture.configuration.storePath), durability normal"), "\(status.output)")
         try await client.close()
     }
 }

@@ -37,6 +37,8 @@ struct PostgresGatewayTests {
         try await eventually("the delivered outputs to leave the outbox") { try store.statistics().outbox == 0 }
         let status = try await fixture.cli(["status"])
         #expect(status.status == 0 && status.output.contains("Store        1 messages, outbox 0, dead letters 0"), "\(status.output)")
+        // The fixture's `durability: normal` turns synchronous_commit off in Herald's sessions.
+        #expect(status.output.contains("  at         \(url)?sslmode=disable, durability normal"), "\(status.output)")
         for peer in [observer, client] { try await peer.close() }
     }
 
