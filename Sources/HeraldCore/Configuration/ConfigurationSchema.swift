@@ -46,10 +46,21 @@ public enum ConfigurationSchema {
         ],
     ]
 
+    /// `store:` keys that only a SQLite store takes: an error beside `url`.
+    static let sqliteOnlyStoreKeys = ["path", "cache_mib"]
+    /// `store:` keys that only a PostgreSQL store takes: an error without `url`.
+    static let postgresOnlyStoreKeys = ["password_file", "schema"]
+
     /// The schema as a JSON object.
     public static func make(registry: AdapterRegistry) -> [String: Any] {
         var properties: [String: Any] = [:]
         for (name, options) in sections { properties[name] = object(options, summary: "`\(name):` section") }
+        if var store = properties["store"] as? [String: Any] {
+            // One store: SQLite's keys and `url` exclude each other, and PostgreSQL's need `url` (as `herald check` says).
+            store["not"] = ["anyOf": sqliteOnlyStoreKeys.map { ["required": ["url", $0]] }]
+            store["dependentRequired"] = Dictionary(uniqueKeysWithValues: postgresOnlyStoreKeys.map { ($0, ["url"]) })
+            properties["store"] = store
+        }
         properties["sources"] = ["type": "array", "description": "How events come in",
                                  "items": ["oneOf": registry.sources.values.sorted { $0.type < $1.type }.map { adapter($0) }]]
         properties["sinks"] = ["type": "array", "description": "How outputs leave",

@@ -97,7 +97,7 @@ public struct StoreSection: Decodable, Sendable {
     /// Decodes the section.
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
-        sqliteKeysSet = ["path", "cache_mib"].filter { container.contains(AnyCodingKey(stringValue: $0)) }
+        sqliteKeysSet = ConfigurationSchema.sqliteOnlyStoreKeys.filter { container.contains(AnyCodingKey(stringValue: $0)) }
         path = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "path")) ?? path
         durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
             ?? durability
