@@ -157,8 +157,6 @@ struct PostgresStoreTests {
         }
     }
 
-    /// A status page must not read every message of a large store: past a size, the count is the
-    /// server's own live-row figure, and says so.
     /// `durability: normal` turns `synchronous_commit` off in Herald's own sessions; `full` keeps what the
     /// server, database or role says (here `on`, set for the database: the tests' cluster turns it off).
     @Test func durabilityNormalTurnsSynchronousCommitOffInHeraldsSessionsOnly() async throws {
@@ -179,6 +177,8 @@ struct PostgresStoreTests {
         #expect(others.trimmingCharacters(in: .whitespacesAndNewlines) == "on", "another client's session keeps the database's setting")
     }
 
+    /// A status page must not read every message of a large store: past a size, the count is the
+    /// server's own live-row figure, and says so.
     @Test func largeStoresReportTheServersEstimateOfTheirMessages() async throws {
         let harness = try await RouterHarness(.postgres)
         let store = try #require(harness.store as? PostgresChatStore)

@@ -80,6 +80,8 @@ public struct StoreSection: Decodable, Sendable {
     public var cacheMiB = SQLiteChatStore.defaultCacheMiB
     /// The SQLite-only keys the file sets (`path`, `cache_mib`): with `url` they would be ignored, so they are errors.
     private var sqliteKeysSet: [String] = []
+    /// The PostgreSQL-only keys the file sets (`password_file`, `schema`): without `url` they are errors.
+    private var postgresKeysSet: [String] = []
     /// `postgres://USER@HOST:PORT/DATABASE[?sslmode=…&sslrootcert=…&sslcert=…&sslkey=…]`: selects PostgreSQL instead of `path`.
     public var url: String?
     /// A file holding the PostgreSQL password (its first line).
@@ -98,6 +100,7 @@ public struct StoreSection: Decodable, Sendable {
     public init(from decoder: any Decoder) throws {
         let container = try decoder.container(keyedBy: AnyCodingKey.self)
         sqliteKeysSet = ConfigurationSchema.sqliteOnlyStoreKeys.filter { container.contains(AnyCodingKey(stringValue: $0)) }
+        postgresKeysSet = ConfigurationSchema.postgresOnlyStoreKeys.filter { container.contains(AnyCodingKey(stringValue: $0)) }
         path = try container.decodeIfPresent(String.self, forKey: AnyCodingKey(stringValue: "path")) ?? path
         durability = try container.decodeIfPresent(SQLiteChatStore.Durability.self, forKey: AnyCodingKey(stringValue: "durability"))
             ?? durability
@@ -179,8 +182,8 @@ public struct StoreSection: Decodable, Sendable {
                     throw ConfigurationError("\(parameter): cannot read \(file) (does it exist, and may Herald's user read it?)", keyPath: "url")
                 }
             }
-        } else if passwordFile != nil || schema != nil {
-            throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: passwordFile != nil ? "password_file" : "schema")
+        } else if let key = postgresKeysSet.first {
+            throw ConfigurationError("applies to PostgreSQL only: set store.url too, or remove it", keyPath: key)
         } else {
             try validateFolder()
         }
